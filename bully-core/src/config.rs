@@ -1,0 +1,480 @@
+//! Protocol configuration: the algorithm, the policies, the timeouts, their
+//! validation, and the failover bound they imply.
+
+use core::time::Duration;
+
+use crate::message::NodeId;
+
+/// Which election algorithm a node runs. Every member of a cluster must run the same one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Garcia-Molina's Bully (seeds 000, 001, 002, 004): Election to higher ids,
+    /// every answering member runs its own election, the highest announces.
+    /// `N^2 - 1` messages when the lowest of `N` starts.
+    #[default]
+    Classic,
+    /// Soundarabai et al.'s modified Bully (seed 003): one election at a time, the
+    /// initiator hands over to the highest member that answered. `3N - 2` messages
+    /// when the lowest of `N` starts.
+    Modified,
+    /// The ring algorithm (seed 001): a token circles the live members, collecting
+    /// their ids; a second pass announces the highest.
+    Ring,
+}
+
+/// What happens when a member with a higher id than the sitting leader comes back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Preemption {
+    /// Classic Bully: it takes over at once.
+    #[default]
+    Always,
+    /// Sticky leadership: it follows the sitting leader; only a leader failure
+    /// starts an election (what users of client-go and etcd elections expect).
+    Never,
+    /// It takes over only after it has been up and hearing the leader for this long,
+    /// so a member that restarts repeatedly does not flap the leadership.
+    AfterStable(Duration),
+}
+
+/// Why a [`Config`] or a membership was rejected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The member list is empty.
+    #[error("the membership is empty")]
+    EmptyMembership,
+    /// The node's own id is not in the member list.
+    #[error("node {0} is not in its own member list")]
+    MissingSelf(NodeId),
+    /// An id appears twice in the member list.
+    #[error("node {0} appears more than once in the member list")]
+    DuplicateMember(NodeId),
+    /// A duration that must be positive is zero.
+    #[error("{field} must be greater than zero")]
+    ZeroDuration {
+        /// The setting's name.
+        field: &'static str,
+    },
+    /// A duration is longer than [`Config::MAX_DURATION`].
+    #[error("{field} is {value:?}, longer than the maximum of {max:?}")]
+    DurationTooLong {
+        /// The setting's name.
+        field: &'static str,
+        /// Its value.
+        value: Duration,
+        /// The largest value accepted.
+        max: Duration,
+    },
+    /// `leader_timeout` would suspect a healthy leader: it must exceed the heartbeat
+    /// interval plus the largest message delay.
+    #[error(
+        "leader_timeout {leader_timeout:?} must exceed heartbeat_interval + max_message_delay = {min:?}"
+    )]
+    LeaderTimeoutTooShort {
+        /// The configured leader timeout.
+        leader_timeout: Duration,
+        /// The smallest value that does not suspect a healthy leader (exclusive).
+        min: Duration,
+    },
+    /// `answer_timeout` is shorter than a round trip, `2 * max_message_delay +
+    /// max_processing_time` (seed 001), so live members would be taken for dead.
+    #[error("answer_timeout {answer_timeout:?} is shorter than a round trip of {min:?}")]
+    AnswerTimeoutTooShort {
+        /// The configured answer timeout.
+        answer_timeout: Duration,
+        /// `2 * max_message_delay + max_processing_time`.
+        min: Duration,
+    },
+    /// `coordinator_timeout` is shorter than the time a higher member needs to
+    /// finish its own election and announce.
+    #[error(
+        "coordinator_timeout {coordinator_timeout:?} is shorter than answer_timeout + a round trip = {min:?}"
+    )]
+    CoordinatorTimeoutTooShort {
+        /// The configured coordinator timeout.
+        coordinator_timeout: Duration,
+        /// `answer_timeout + 2 * max_message_delay + max_processing_time`.
+        min: Duration,
+    },
+    /// `max_term_lead` is zero, which would drop every election.
+    #[error("max_term_lead must be at least 1")]
+    ZeroTermLead,
+    /// `Preemption::AfterStable` with a zero duration (use `Preemption::Always`).
+    #[error("Preemption::AfterStable needs a positive duration; use Preemption::Always")]
+    ZeroStablePeriod,
+}
+
+/// The protocol's settings. Build one from [`Config::default`] with the `with_*`
+/// methods; [`Node::new`](crate::Node::new) validates it.
+///
+/// The timing model is seed 001's synchronous system: every message arrives within
+/// `max_message_delay` (T_M) and a reply leaves within `max_processing_time` (P_p)
+/// of its cause, so a member that has not answered within `2*T_M + P_p` is taken
+/// for dead.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Algorithm, Config};
+///
+/// let config = Config::default()
+///     .with_algorithm(Algorithm::Modified)
+///     .with_heartbeat_interval(Duration::from_millis(50))
+///     .with_leader_timeout(Duration::from_millis(150))
+///     .with_max_message_delay(Duration::from_millis(5))
+///     .with_max_processing_time(Duration::from_millis(1));
+/// config.validate().unwrap();
+/// // Seed 001: wait 2*T_M + P_p for an answer.
+/// assert_eq!(config.answer_timeout(), Duration::from_millis(11));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    algorithm: Algorithm,
+    preemption: Preemption,
+    heartbeat_interval: Duration,
+    leader_timeout: Duration,
+    max_message_delay: Duration,
+    max_processing_time: Duration,
+    answer_timeout: Option<Duration>,
+    coordinator_timeout: Option<Duration>,
+    stagger_detection: bool,
+    max_term_lead: u64,
+}
+
+impl Default for Config {
+    /// Timings for a LAN: heartbeat every 100 ms, leader suspected after 500 ms,
+    /// messages within 20 ms, replies within 10 ms; classic Bully, preemption on,
+    /// detection staggered.
+    fn default() -> Self {
+        Config {
+            algorithm: Algorithm::Classic,
+            preemption: Preemption::Always,
+            heartbeat_interval: Duration::from_millis(100),
+            leader_timeout: Duration::from_millis(500),
+            max_message_delay: Duration::from_millis(20),
+            max_processing_time: Duration::from_millis(10),
+            answer_timeout: None,
+            coordinator_timeout: None,
+            stagger_detection: true,
+            max_term_lead: 1 << 20,
+        }
+    }
+}
+
+impl Config {
+    /// The longest duration any setting accepts. Keeps `now + timeout` far from the
+    /// end of `Instant`'s range, so arming a timer can never overflow.
+    pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
+    /// Sets the election algorithm.
+    #[must_use]
+    pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// Sets the preemption policy.
+    #[must_use]
+    pub fn with_preemption(mut self, preemption: Preemption) -> Self {
+        self.preemption = preemption;
+        self
+    }
+
+    /// Sets how often the leader sends `Heartbeat`.
+    #[must_use]
+    pub fn with_heartbeat_interval(mut self, interval: Duration) -> Self {
+        self.heartbeat_interval = interval;
+        self
+    }
+
+    /// Sets how long a follower waits without hearing the leader before it suspects
+    /// it (for the highest follower; see [`Config::with_stagger_detection`]).
+    #[must_use]
+    pub fn with_leader_timeout(mut self, timeout: Duration) -> Self {
+        self.leader_timeout = timeout;
+        self
+    }
+
+    /// Sets T_M, the longest a message may take to arrive.
+    #[must_use]
+    pub fn with_max_message_delay(mut self, delay: Duration) -> Self {
+        self.max_message_delay = delay;
+        self
+    }
+
+    /// Sets P_p, the longest a node may take to react to a message.
+    #[must_use]
+    pub fn with_max_processing_time(mut self, time: Duration) -> Self {
+        self.max_processing_time = time;
+        self
+    }
+
+    /// Overrides the answer timeout (default `2*T_M + P_p`, seed 001).
+    #[must_use]
+    pub fn with_answer_timeout(mut self, timeout: Duration) -> Self {
+        self.answer_timeout = Some(timeout);
+        self
+    }
+
+    /// Overrides how long a member that got an Answer waits for the Coordinator
+    /// before it restarts its election (default `2 * answer_timeout + T_M`).
+    #[must_use]
+    pub fn with_coordinator_timeout(mut self, timeout: Duration) -> Self {
+        self.coordinator_timeout = Some(timeout);
+        self
+    }
+
+    /// Turns detection staggering on or off (default on).
+    ///
+    /// When a leader crashes every follower stops hearing heartbeats at about the
+    /// same moment; if all of them started elections at once, the cluster would pay
+    /// the seeds' `O(N^2)` worst case. With staggering, a follower's leader timeout
+    /// grows by [`Config::stagger_step`] for every eligible member above it (the
+    /// leader excepted), so the highest survivor suspects first and its Coordinator
+    /// reaches the others before their timers fire: the seeds' best case, `N - 2`
+    /// messages. The price is a later detection when the higher members are dead too.
+    #[must_use]
+    pub fn with_stagger_detection(mut self, on: bool) -> Self {
+        self.stagger_detection = on;
+        self
+    }
+
+    /// Sets how far ahead of a node's own term a peer's message may be before it is
+    /// dropped as hostile (default `2^20`).
+    ///
+    /// A member cut off from the rest does not run up its term (alone, it elects
+    /// itself once and leads itself), so a legitimate gap is a handful of terms per
+    /// fault. A gap beyond this is a faulty or malicious peer trying to exhaust the
+    /// term space; its messages are dropped and counted, and change nothing.
+    #[must_use]
+    pub fn with_max_term_lead(mut self, lead: u64) -> Self {
+        self.max_term_lead = lead;
+        self
+    }
+
+    /// The election algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The preemption policy.
+    pub fn preemption(&self) -> Preemption {
+        self.preemption
+    }
+
+    /// How often the leader sends `Heartbeat`.
+    pub fn heartbeat_interval(&self) -> Duration {
+        self.heartbeat_interval
+    }
+
+    /// The highest follower's leader timeout.
+    pub fn leader_timeout(&self) -> Duration {
+        self.leader_timeout
+    }
+
+    /// T_M, the longest a message may take to arrive.
+    pub fn max_message_delay(&self) -> Duration {
+        self.max_message_delay
+    }
+
+    /// P_p, the longest a node may take to react to a message.
+    pub fn max_processing_time(&self) -> Duration {
+        self.max_processing_time
+    }
+
+    /// Whether detection staggering is on.
+    pub fn stagger_detection(&self) -> bool {
+        self.stagger_detection
+    }
+
+    /// How far ahead of its own term a peer's message may be.
+    pub fn max_term_lead(&self) -> u64 {
+        self.max_term_lead
+    }
+
+    /// A round trip under the timing model: `2*T_M + P_p` (seed 001).
+    pub fn round_trip(&self) -> Duration {
+        self.max_message_delay
+            .saturating_mul(2)
+            .saturating_add(self.max_processing_time)
+    }
+
+    /// How long an election waits for answers: the override, or [`Config::round_trip`].
+    pub fn answer_timeout(&self) -> Duration {
+        self.answer_timeout.unwrap_or_else(|| self.round_trip())
+    }
+
+    /// How long a member that was answered waits for the Coordinator before it
+    /// restarts its election: the override, or `2 * answer_timeout + T_M`, enough
+    /// for the highest member to wait out its own answers and announce.
+    pub fn coordinator_timeout(&self) -> Duration {
+        self.coordinator_timeout.unwrap_or_else(|| {
+            self.answer_timeout()
+                .saturating_mul(2)
+                .saturating_add(self.max_message_delay)
+        })
+    }
+
+    /// The staggering step: how much later a follower suspects the leader than the
+    /// member just above it. `answer_timeout + T_M`: the member above may hear the
+    /// last heartbeat up to T_M later, and its Coordinator needs a round trip to
+    /// arrive.
+    pub fn stagger_step(&self) -> Duration {
+        self.answer_timeout().saturating_add(self.max_message_delay)
+    }
+
+    /// The leader timeout of a follower with `rank` eligible members above it (the
+    /// leader not counted).
+    pub fn leader_timeout_at_rank(&self, rank: usize) -> Duration {
+        if !self.stagger_detection {
+            return self.leader_timeout;
+        }
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        self.leader_timeout
+            .saturating_add(self.stagger_step().saturating_mul(rank))
+    }
+
+    /// The worst-case time from the leader's crash to every live member knowing the
+    /// new leader, for a cluster of `members` in which the leader is the only
+    /// member to fail and the network keeps to the timing model.
+    ///
+    /// The last heartbeat may still be in flight (T_M); the highest survivor then
+    /// suspects after its leader timeout; it may wait out `answer_timeout` for
+    /// members above it that crashed unnoticed; it reacts within P_p and its
+    /// Coordinator needs T_M to arrive. The ring algorithm adds two passes round
+    /// the ring, each hop a round trip.
+    pub fn failover_bound(&self, members: usize) -> Duration {
+        let t_m = self.max_message_delay;
+        let detection = t_m.saturating_add(self.leader_timeout);
+        let announce = self
+            .answer_timeout()
+            .saturating_add(self.max_processing_time)
+            .saturating_add(t_m);
+        detection
+            .saturating_add(announce)
+            .saturating_add(self.election_overhead(members))
+    }
+
+    /// The worst-case time, once faults stop, for every live connected member to
+    /// name the same leader, from any state the faults left behind (the L2 property
+    /// the simulator checks): the slowest follower's leader timeout or a stalled
+    /// candidate's coordinator timeout, then one more election, plus a heartbeat
+    /// interval for a stale leader to hear of a newer term and a few reactions.
+    pub fn settle_bound(&self, members: usize) -> Duration {
+        let t_m = self.max_message_delay;
+        let reaction = t_m.saturating_add(self.max_processing_time);
+        let slowest_detection = self
+            .leader_timeout_at_rank(members.saturating_sub(2))
+            .saturating_add(t_m);
+        let stalled_candidate = self
+            .coordinator_timeout()
+            .saturating_add(self.answer_timeout());
+        let wait = slowest_detection
+            .max(stalled_candidate)
+            .max(self.heartbeat_interval.saturating_add(t_m));
+        let stable = match self.preemption {
+            Preemption::AfterStable(d) => d.saturating_add(self.heartbeat_interval),
+            _ => Duration::ZERO,
+        };
+        wait.saturating_add(self.answer_timeout())
+            .saturating_add(reaction.saturating_mul(4))
+            .saturating_add(self.election_overhead(members).saturating_mul(2))
+            .saturating_add(stable)
+    }
+
+    /// Time an algorithm needs beyond the classic announcement: the ring's two
+    /// passes.
+    fn election_overhead(&self, members: usize) -> Duration {
+        match self.algorithm {
+            Algorithm::Classic => Duration::ZERO,
+            // Takeover to the chosen member, then its check with higher members.
+            Algorithm::Modified => self
+                .max_message_delay
+                .saturating_add(self.max_processing_time)
+                .saturating_add(self.answer_timeout()),
+            Algorithm::Ring => {
+                let hops = u32::try_from(members.saturating_mul(2)).unwrap_or(u32::MAX);
+                self.round_trip().saturating_mul(hops)
+            }
+        }
+    }
+
+    /// Checks every setting and the relations between them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, ConfigError};
+    ///
+    /// let bad = Config::default()
+    ///     .with_heartbeat_interval(Duration::from_millis(500))
+    ///     .with_leader_timeout(Duration::from_millis(500));
+    /// assert!(matches!(bad.validate(), Err(ConfigError::LeaderTimeoutTooShort { .. })));
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let named = [
+            ("heartbeat_interval", Some(self.heartbeat_interval)),
+            ("leader_timeout", Some(self.leader_timeout)),
+            ("max_message_delay", Some(self.max_message_delay)),
+            ("answer_timeout", self.answer_timeout),
+            ("coordinator_timeout", self.coordinator_timeout),
+        ];
+        for (field, value) in named {
+            let Some(value) = value else { continue };
+            if value.is_zero() {
+                return Err(ConfigError::ZeroDuration { field });
+            }
+            if value > Self::MAX_DURATION {
+                return Err(ConfigError::DurationTooLong {
+                    field,
+                    value,
+                    max: Self::MAX_DURATION,
+                });
+            }
+        }
+        if self.max_processing_time > Self::MAX_DURATION {
+            return Err(ConfigError::DurationTooLong {
+                field: "max_processing_time",
+                value: self.max_processing_time,
+                max: Self::MAX_DURATION,
+            });
+        }
+        match self.preemption {
+            Preemption::AfterStable(d) if d.is_zero() => return Err(ConfigError::ZeroStablePeriod),
+            Preemption::AfterStable(d) if d > Self::MAX_DURATION => {
+                return Err(ConfigError::DurationTooLong {
+                    field: "preemption stable period",
+                    value: d,
+                    max: Self::MAX_DURATION,
+                });
+            }
+            _ => {}
+        }
+        let min_leader_timeout = self.heartbeat_interval + self.max_message_delay;
+        if self.leader_timeout <= min_leader_timeout {
+            return Err(ConfigError::LeaderTimeoutTooShort {
+                leader_timeout: self.leader_timeout,
+                min: min_leader_timeout,
+            });
+        }
+        if self.answer_timeout() < self.round_trip() {
+            return Err(ConfigError::AnswerTimeoutTooShort {
+                answer_timeout: self.answer_timeout(),
+                min: self.round_trip(),
+            });
+        }
+        let min_coordinator_timeout = self.answer_timeout() + self.round_trip();
+        if self.coordinator_timeout() < min_coordinator_timeout {
+            return Err(ConfigError::CoordinatorTimeoutTooShort {
+                coordinator_timeout: self.coordinator_timeout(),
+                min: min_coordinator_timeout,
+            });
+        }
+        if self.max_term_lead == 0 {
+            return Err(ConfigError::ZeroTermLead);
+        }
+        Ok(())
+    }
+}

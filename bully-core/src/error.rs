@@ -1,0 +1,15 @@
+//! Errors a caller can get from a command (peer input never errors; it is counted).
+
+use crate::message::NodeId;
+
+/// A command named something the node cannot act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    /// The id is not a member of this node's cluster.
+    #[error("node {0} is not a member")]
+    UnknownMember(NodeId),
+    /// The command names this node itself where only a peer makes sense.
+    #[error("node {0} cannot suspect itself")]
+    SelfReference(NodeId),
+}

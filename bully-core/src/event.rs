@@ -1,0 +1,133 @@
+//! What a node tells its application: events, the current leader, its role.
+
+use core::fmt;
+
+use crate::message::{NodeId, Term};
+
+/// The leader a node has accepted, and the term of that leadership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Leader {
+    /// The coordinator.
+    pub id: NodeId,
+    /// The term it was elected in.
+    pub term: Term,
+}
+
+impl Leader {
+    /// The fencing token of this leadership, to hand to a storage layer.
+    pub fn token(self) -> FencingToken {
+        FencingToken {
+            term: self.term,
+            leader: self.id,
+        }
+    }
+}
+
+impl fmt::Display for Leader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (term {})", self.id, self.term)
+    }
+}
+
+/// `(term, leader id)`: totally ordered, unique per leadership.
+///
+/// Terms order leaderships in time; the id breaks ties between two leaders of one
+/// term, which can only happen without a quorum when they were out of contact (a
+/// partition, lost messages, or a restart with a stale term). The higher token wins
+/// everywhere: a node never acts on a token below the highest it has accepted, so a
+/// storage layer that does the same rejects a deposed leader's writes.
+///
+/// ```
+/// use bully_core::{FencingToken, NodeId, Term};
+/// let old = FencingToken { term: Term(3), leader: NodeId(9) };
+/// let new = FencingToken { term: Term(4), leader: NodeId(2) };
+/// assert!(new > old, "a later term wins whatever the ids");
+/// let tie = FencingToken { term: Term(4), leader: NodeId(5) };
+/// assert!(tie > new, "within a term the higher id wins");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FencingToken {
+    /// The leadership's term (compared first).
+    pub term: Term,
+    /// The leader's id (breaks ties).
+    pub leader: NodeId,
+}
+
+impl fmt::Display for FencingToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.term, self.leader)
+    }
+}
+
+/// What a node is doing in the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Role {
+    /// Following a leader, or waiting to hear of one.
+    Follower,
+    /// Running an election: waiting for answers, or for the winner's announcement.
+    Candidate,
+    /// The coordinator.
+    Leader,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Follower => "follower",
+            Role::Candidate => "candidate",
+            Role::Leader => "leader",
+        })
+    }
+}
+
+/// An edge in a node's view of the leadership: drained with
+/// [`Node::poll_event`](crate::Node::poll_event).
+///
+/// Events are edge-triggered: each is emitted once, when the change happens. Within
+/// one input the order is fixed:
+///
+/// 1. `SteppedDown` (this node was leader and no longer is),
+/// 2. `LeaderLost` (the accepted leader is gone),
+/// 3. `ElectionStarted`,
+/// 4. `BecameLeader`,
+/// 5. `LeaderElected` (a new fencing token was accepted, this node's own included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Event {
+    /// This node started (or joined) an election in `term`.
+    ElectionStarted {
+        /// The election's term.
+        term: Term,
+    },
+    /// A leadership was accepted: a new leader, or the same leader in a later term.
+    /// Emitted on every node, the leader itself included.
+    LeaderElected {
+        /// The coordinator.
+        leader: NodeId,
+        /// The term of its leadership; `(term, leader)` is the fencing token.
+        term: Term,
+    },
+    /// The accepted leader is no longer trusted: its heartbeats stopped, or a newer
+    /// election began.
+    LeaderLost {
+        /// The leader that was lost.
+        leader: NodeId,
+        /// The term of the lost leadership.
+        term: Term,
+    },
+    /// This node became the coordinator in `term`.
+    BecameLeader {
+        /// The term of the new leadership.
+        term: Term,
+    },
+    /// This node was the coordinator and no longer is.
+    SteppedDown {
+        /// The term of the leadership that ended.
+        term: Term,
+    },
+}

@@ -1,0 +1,22 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+mod event;
+mod members;
+mod message;
+mod node;
+#[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
+pub mod sim;
+mod stats;
+mod timer;
+
+pub use config::{Algorithm, Config, ConfigError, Preemption};
+pub use error::CommandError;
+pub use event::{Event, FencingToken, Leader, Role};
+pub use message::{Message, MessageKind, NodeId, Term, Transmit};
+pub use node::Node;
+pub use stats::{DropCounts, DropReason, MessageCounts, Stats};

@@ -1,0 +1,249 @@
+//! What nodes say to each other: ids, terms, messages and the transmits that carry them.
+
+use core::fmt;
+
+/// A member's identity. A higher id is a stronger candidate: the "bully".
+///
+/// ```
+/// use bully_core::NodeId;
+/// assert!(NodeId(7) > NodeId(6));
+/// assert_eq!(NodeId(7).to_string(), "7");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
+pub struct NodeId(pub u64);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl From<u64> for NodeId {
+    fn from(id: u64) -> Self {
+        NodeId(id)
+    }
+}
+
+/// An election epoch. A node's term never decreases; every election and every
+/// coordinator announcement carries one.
+///
+/// Together with the leader's id it forms the [`FencingToken`](crate::FencingToken).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
+pub struct Term(pub u64);
+
+impl Term {
+    /// The term after this one. Saturates rather than wrapping, so a term never
+    /// decreases even at the end of the range (which `Config::max_term_lead` keeps
+    /// peers from pushing a node towards).
+    #[must_use]
+    pub fn next(self) -> Term {
+        Term(self.0.saturating_add(1))
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A protocol message between members.
+///
+/// Which variants a node sends depends on [`Algorithm`](crate::Algorithm); every node
+/// accepts every variant and counts the ones it cannot use as dropped.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Message {
+    /// "I am holding an election in `term`": sent to higher members (classic) or to
+    /// everyone (modified, where it also raises the receivers' election flag).
+    Election {
+        /// The election's term.
+        term: Term,
+    },
+    /// "I am alive and higher than you" ("OK" in the seeds), in reply to an
+    /// [`Message::Election`] of the same term. Also the per-hop acknowledgement of
+    /// the ring algorithm.
+    Answer {
+        /// The term of the election being answered.
+        term: Term,
+    },
+    /// "I am the coordinator for `term`" ("Victory"), sent by the winner.
+    Coordinator {
+        /// The term of the new leadership.
+        term: Term,
+    },
+    /// The leader's periodic "still here", the failure detector's input.
+    Heartbeat {
+        /// The term of the sender's leadership.
+        term: Term,
+    },
+    /// "I am stepping down from the leadership of `term`" (a graceful shutdown or
+    /// [`Node::step_down`](crate::Node::step_down)): the followers elect at once
+    /// instead of waiting out the leader timeout.
+    Resign {
+        /// The term of the leadership being given up.
+        term: Term,
+    },
+    /// Modified Bully: the initiator tells the highest member that answered to take
+    /// over ("ElectedAsCoordinator" in the paper's log).
+    Takeover {
+        /// The election's term.
+        term: Term,
+    },
+    /// Ring: the election token, collecting the ids of live members as it passes.
+    RingElection {
+        /// The election's term.
+        term: Term,
+        /// The member that started this pass.
+        initiator: NodeId,
+        /// Live members seen so far, in ring order, the initiator first.
+        active: Vec<NodeId>,
+    },
+    /// Ring: the second pass, telling every live member the coordinator and the
+    /// active list.
+    RingCoordinator {
+        /// The term of the new leadership.
+        term: Term,
+        /// The new coordinator: the highest id in `active`.
+        leader: NodeId,
+        /// The member that started the election (the pass ends before it).
+        initiator: NodeId,
+        /// Live members found by the election pass.
+        active: Vec<NodeId>,
+    },
+}
+
+impl Message {
+    /// The term this message carries.
+    pub fn term(&self) -> Term {
+        match *self {
+            Message::Election { term }
+            | Message::Answer { term }
+            | Message::Coordinator { term }
+            | Message::Heartbeat { term }
+            | Message::Resign { term }
+            | Message::Takeover { term }
+            | Message::RingElection { term, .. }
+            | Message::RingCoordinator { term, .. } => term,
+        }
+    }
+
+    /// The message's kind, for counting and display.
+    pub fn kind(&self) -> MessageKind {
+        match self {
+            Message::Election { .. } => MessageKind::Election,
+            Message::Answer { .. } => MessageKind::Answer,
+            Message::Coordinator { .. } => MessageKind::Coordinator,
+            Message::Heartbeat { .. } => MessageKind::Heartbeat,
+            Message::Resign { .. } => MessageKind::Resign,
+            Message::Takeover { .. } => MessageKind::Takeover,
+            Message::RingElection { .. } => MessageKind::RingElection,
+            Message::RingCoordinator { .. } => MessageKind::RingCoordinator,
+        }
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Message::RingElection {
+                term,
+                initiator,
+                active,
+            } => {
+                write!(f, "RingElection(t{term}, from {initiator}, {active:?})")
+            }
+            Message::RingCoordinator {
+                term,
+                leader,
+                active,
+                ..
+            } => {
+                write!(f, "RingCoordinator(t{term}, leader {leader}, {active:?})")
+            }
+            other => write!(f, "{}(t{})", other.kind(), other.term()),
+        }
+    }
+}
+
+/// The kind of a [`Message`], without its payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum MessageKind {
+    /// [`Message::Election`].
+    Election,
+    /// [`Message::Answer`].
+    Answer,
+    /// [`Message::Coordinator`].
+    Coordinator,
+    /// [`Message::Heartbeat`].
+    Heartbeat,
+    /// [`Message::Resign`].
+    Resign,
+    /// [`Message::Takeover`].
+    Takeover,
+    /// [`Message::RingElection`].
+    RingElection,
+    /// [`Message::RingCoordinator`].
+    RingCoordinator,
+}
+
+impl MessageKind {
+    /// Every kind, in a fixed order (the order of the counters in [`crate::MessageCounts`]).
+    pub const ALL: [MessageKind; 8] = [
+        MessageKind::Election,
+        MessageKind::Answer,
+        MessageKind::Coordinator,
+        MessageKind::Heartbeat,
+        MessageKind::Resign,
+        MessageKind::Takeover,
+        MessageKind::RingElection,
+        MessageKind::RingCoordinator,
+    ];
+
+    /// The kind's name as the seeds write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::Election => "Election",
+            MessageKind::Answer => "Answer",
+            MessageKind::Coordinator => "Coordinator",
+            MessageKind::Heartbeat => "Heartbeat",
+            MessageKind::Resign => "Resign",
+            MessageKind::Takeover => "Takeover",
+            MessageKind::RingElection => "RingElection",
+            MessageKind::RingCoordinator => "RingCoordinator",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for MessageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A message the node wants sent: drained with [`Node::poll_transmit`](crate::Node::poll_transmit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Transmit {
+    /// The member to deliver it to. Never the sender itself, always a member.
+    pub to: NodeId,
+    /// What to deliver.
+    pub message: Message,
+}

@@ -1,0 +1,395 @@
+//! [`Node`]: one member's election state machine.
+
+mod classic;
+mod leadership;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::config::{Algorithm, Config, ConfigError, Preemption};
+use crate::error::CommandError;
+use crate::event::{Event, FencingToken, Leader, Role};
+use crate::members::Members;
+use crate::message::{Message, NodeId, Term, Transmit};
+use crate::stats::{DropReason, Stats};
+use crate::timer::{Timer, TimerTable};
+
+/// Where a node is in the protocol. `Role` is the public summary of this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Following `Node::leader`, or waiting to hear of one.
+    Idle,
+    /// Sent Election in `term`, waiting for answers.
+    Electing { term: Term },
+    /// Answered by a higher member in `term`, waiting for its Coordinator.
+    AwaitingCoordinator { term: Term },
+    /// The coordinator.
+    Leading,
+}
+
+/// One member's Bully state machine: no I/O, no clock, no threads.
+///
+/// A `Node` is driven entirely by its caller, like quinn-proto's `Connection`:
+///
+/// - **Getters**: [`id`](Node::id), [`members`](Node::members),
+///   [`leader`](Node::leader), [`role`](Node::role), [`term`](Node::term),
+///   [`stats`](Node::stats), [`config`](Node::config).
+/// - **Inputs**: [`handle_message`](Node::handle_message) for what a peer sent,
+///   [`handle_timeout`](Node::handle_timeout) when the deadline from
+///   [`poll_timeout`](Node::poll_timeout) passes.
+/// - **Commands**: [`start`](Node::start) at boot or recovery,
+///   [`start_election`](Node::start_election).
+/// - **Outputs**: [`poll_transmit`](Node::poll_transmit),
+///   [`poll_event`](Node::poll_event), [`poll_timeout`](Node::poll_timeout).
+///
+/// **The rule**: after any input or command, drain `poll_transmit` until `None`,
+/// then `poll_event` until `None`, then read `poll_timeout` and call
+/// `handle_timeout` when that instant comes. The crate docs show the loop.
+///
+/// Every mutating call takes `now`. Time never goes backwards inside a node: an
+/// instant earlier than one already seen is treated as that one.
+///
+/// **Bad input never panics.** A message from a non-member, from itself, with a
+/// term too far ahead, from a fenced leader, or that makes no sense in the current
+/// state is dropped and counted in [`Stats::dropped`], and changes nothing else.
+///
+/// **Output bound.** One input makes a node queue at most `members().len()`
+/// transmits (one reply plus one message to each other member), and a
+/// `handle_timeout` at most that many per expired timer.
+#[derive(Debug)]
+pub struct Node {
+    id: NodeId,
+    config: Config,
+    members: Members,
+    term: Term,
+    leader: Option<Leader>,
+    /// The highest fencing token this node has accepted: it never acts on a lower one.
+    highest: Option<FencingToken>,
+    phase: Phase,
+    timers: TimerTable,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+    /// The latest instant seen, so that time never runs backwards.
+    latest: Option<Instant>,
+}
+
+impl Node {
+    /// Creates member `id` of the cluster `members` (which must include `id`).
+    ///
+    /// The new node answers peers at once but takes no initiative until
+    /// [`start`](Node::start): call it when the process boots or recovers.
+    ///
+    /// ```
+    /// use bully_core::{Config, ConfigError, Node, NodeId};
+    /// let members = [NodeId(1), NodeId(2), NodeId(3)];
+    /// let node = Node::new(NodeId(2), members, Config::default())?;
+    /// assert_eq!(node.leader(), None);
+    /// assert!(matches!(
+    ///     Node::new(NodeId(9), members, Config::default()),
+    ///     Err(ConfigError::MissingSelf(NodeId(9)))
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn new(
+        id: NodeId,
+        members: impl IntoIterator<Item = NodeId>,
+        config: Config,
+    ) -> Result<Node, ConfigError> {
+        config.validate()?;
+        let members = Members::new(id, members)?;
+        Ok(Node {
+            id,
+            config,
+            members,
+            term: Term(0),
+            leader: None,
+            highest: None,
+            phase: Phase::Idle,
+            timers: TimerTable::default(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            latest: None,
+        })
+    }
+
+    /// Creates a node that resumes from a term it persisted before a restart.
+    ///
+    /// Without it a restarted node begins at term 0: it still converges (the
+    /// leader's heartbeats tell it the current term), but a restarted highest
+    /// member may briefly announce a stale leadership that everyone else refuses.
+    /// Persist [`term`](Node::term) whenever [`Event::ElectionStarted`] or
+    /// [`Event::LeaderElected`] is seen and pass it back here to avoid that.
+    pub fn with_term(
+        id: NodeId,
+        members: impl IntoIterator<Item = NodeId>,
+        config: Config,
+        term: Term,
+    ) -> Result<Node, ConfigError> {
+        let mut node = Node::new(id, members, config)?;
+        node.term = term;
+        Ok(node)
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// Every member, this node included, in ascending id order.
+    pub fn members(&self) -> &[NodeId] {
+        self.members.ids()
+    }
+
+    /// The configuration this node runs.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The leader this node has accepted, if any. On the leader itself, itself.
+    pub fn leader(&self) -> Option<Leader> {
+        self.leader
+    }
+
+    /// The highest fencing token this node has accepted. Unlike `leader()` it stays
+    /// set when the leader is lost: it is the floor below which nothing is accepted.
+    pub fn highest_token(&self) -> Option<FencingToken> {
+        self.highest
+    }
+
+    /// What this node is doing.
+    pub fn role(&self) -> Role {
+        match self.phase {
+            Phase::Idle => Role::Follower,
+            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } => Role::Candidate,
+            Phase::Leading => Role::Leader,
+        }
+    }
+
+    /// The highest term this node has seen or started. Never decreases.
+    pub fn term(&self) -> Term {
+        self.term
+    }
+
+    /// Counters of traffic and refused input.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// [`Config::failover_bound`] for this node's cluster size.
+    pub fn failover_bound(&self) -> Duration {
+        self.config.failover_bound(self.members.len())
+    }
+
+    /// Boot or recovery: "when P recovers, it starts an election" (seeds 000, 002).
+    ///
+    /// With `Preemption::Always` this node starts an election at once, and a
+    /// higher member bullies its way back to the leadership. With the other
+    /// policies it first listens for the sitting leader's heartbeats for one
+    /// leader timeout, and only elects if it hears none.
+    pub fn start(&mut self, now: Instant) {
+        let now = self.clock(now);
+        match self.config.preemption() {
+            Preemption::Always => self.begin_election(now, self.term.next()),
+            Preemption::Never | Preemption::AfterStable(_) => self.arm_leader_timeout(now),
+        }
+    }
+
+    /// Starts an election now, whatever this node believes. A leader that calls it
+    /// steps down first and stands again.
+    pub fn start_election(&mut self, now: Instant) {
+        let now = self.clock(now);
+        self.begin_election(now, self.term.next());
+    }
+
+    /// Gives up the leadership: the node tells every member (`Resign`), emits
+    /// `SteppedDown`, and becomes a follower that waits for the next leader. The
+    /// others elect at once, the highest of them first, instead of waiting out the
+    /// leader timeout. Use it before a graceful shutdown.
+    ///
+    /// The members treat the resigning node as suspected until they hear from it
+    /// again, so it is not asked in the election that follows. Under
+    /// `Preemption::Always` it takes the leadership back as soon as it hears a
+    /// lower leader, as the classic algorithm demands; under `Never` it stays a
+    /// follower. Returns `false`, and does nothing, if this node is not the leader.
+    pub fn step_down(&mut self, now: Instant) -> bool {
+        let now = self.clock(now);
+        if self.phase != Phase::Leading {
+            return false;
+        }
+        let term = self.term;
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Resign { term });
+            }
+        }
+        self.resign_leadership();
+        self.arm_leader_timeout(now);
+        true
+    }
+
+    /// Tells the node that an external failure detector believes `member` has
+    /// failed ("process 4 notices 7 is down").
+    ///
+    /// The member is no longer sent Election or Coordinator until it is heard from
+    /// again. If it is the accepted leader, this is the same as its heartbeats
+    /// stopping: `LeaderLost`, then an election.
+    ///
+    /// Errors if `member` is not a member, or is this node.
+    pub fn suspect(&mut self, now: Instant, member: NodeId) -> Result<(), CommandError> {
+        let now = self.clock(now);
+        if member == self.id {
+            return Err(CommandError::SelfReference(member));
+        }
+        if self.members.index_of(member).is_none() {
+            return Err(CommandError::UnknownMember(member));
+        }
+        self.members.suspect(member);
+        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == member) {
+            self.begin_election(now, self.term.next());
+        }
+        Ok(())
+    }
+
+    /// Feeds a message that member `from` sent.
+    ///
+    /// Never fails: input that is malformed, forged, stale or unexpected is dropped
+    /// and counted in [`Stats::dropped`].
+    pub fn handle_message(&mut self, now: Instant, from: NodeId, message: Message) {
+        let now = self.clock(now);
+        if from == self.id {
+            self.drop_input(DropReason::FromSelf);
+            return;
+        }
+        let Some(index) = self.members.index_of(from) else {
+            self.drop_input(DropReason::NotMember);
+            return;
+        };
+        let limit = self.term.0.saturating_add(self.config.max_term_lead());
+        if message.term().0 > limit {
+            self.drop_input(DropReason::TermTooFarAhead);
+            return;
+        }
+        self.stats.received[message.kind()] += 1;
+        // Whatever it says, the sender is alive.
+        self.members.clear_suspicion(index);
+        match message {
+            Message::Coordinator { term } | Message::Heartbeat { term } => {
+                self.on_leadership(now, from, term);
+            }
+            Message::Resign { term } => self.on_resign(now, from, term),
+            Message::Election { term } => match self.config.algorithm() {
+                Algorithm::Classic => self.classic_on_election(now, from, term),
+                _ => self.drop_input(DropReason::Unexpected),
+            },
+            Message::Answer { term } => match self.config.algorithm() {
+                Algorithm::Classic => self.classic_on_answer(now, from, term),
+                _ => self.drop_input(DropReason::Unexpected),
+            },
+            Message::Takeover { .. }
+            | Message::RingElection { .. }
+            | Message::RingCoordinator { .. } => self.drop_input(DropReason::Unexpected),
+        }
+    }
+
+    /// Does the work of every timer that has expired at `now`. Calling it early is a
+    /// harmless no-op.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.clock(now);
+        for timer in Timer::ALL {
+            if self.timers.take_expired(timer, now) {
+                self.on_timer(now, timer);
+            }
+        }
+    }
+
+    /// The next message to send, until `None`.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event, until `None`.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Node::handle_timeout) next has work to do: the
+    /// earliest armed timer.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next_timeout()
+    }
+
+    fn on_timer(&mut self, now: Instant, timer: Timer) {
+        match timer {
+            Timer::Heartbeat => self.send_heartbeats(now),
+            Timer::LeaderTimeout => self.on_leader_timeout(now),
+            Timer::Answer => self.classic_on_answer_timeout(now),
+            Timer::Coordinator => self.on_coordinator_timeout(now),
+            Timer::RingHop | Timer::Stable => {}
+        }
+    }
+
+    /// Starts (or joins) the election of `term`: the one entry to candidacy, so the
+    /// events and the term move the same way whatever the cause.
+    fn begin_election(&mut self, now: Instant, term: Term) {
+        if self.phase == Phase::Leading {
+            self.resign_leadership();
+        }
+        if let Some(leader) = self.leader.take() {
+            if leader.id != self.id {
+                self.events.push_back(Event::LeaderLost {
+                    leader: leader.id,
+                    term: leader.term,
+                });
+            }
+        }
+        self.term = self.term.max(term);
+        self.timers.stop(Timer::LeaderTimeout);
+        self.timers.stop(Timer::Answer);
+        self.timers.stop(Timer::Coordinator);
+        self.stats.elections_started += 1;
+        self.events
+            .push_back(Event::ElectionStarted { term: self.term });
+        match self.config.algorithm() {
+            Algorithm::Classic | Algorithm::Modified | Algorithm::Ring => {
+                self.classic_open_election(now)
+            }
+        }
+    }
+
+    /// A candidate that was answered heard no Coordinator in time: it starts over
+    /// in a new term (seeds 000/002), see `classic.rs` for why it does not crown
+    /// itself.
+    fn on_coordinator_timeout(&mut self, now: Instant) {
+        if matches!(self.phase, Phase::AwaitingCoordinator { .. }) {
+            self.begin_election(now, self.term.next());
+        }
+    }
+
+    fn send(&mut self, to: NodeId, message: Message) {
+        debug_assert!(to != self.id, "a node never sends to itself");
+        self.stats.sent[message.kind()] += 1;
+        self.transmits.push_back(Transmit { to, message });
+    }
+
+    fn drop_input(&mut self, reason: DropReason) {
+        self.stats.dropped[reason] += 1;
+    }
+
+    fn clock(&mut self, now: Instant) -> Instant {
+        let now = match self.latest {
+            Some(latest) if latest > now => latest,
+            _ => now,
+        };
+        self.latest = Some(now);
+        now
+    }
+
+    fn after(now: Instant, delay: Duration) -> Instant {
+        // `Config::validate` caps every delay far below `Instant`'s range; the
+        // fallback only keeps a pathological platform from panicking.
+        now.checked_add(delay).unwrap_or(now)
+    }
+}

@@ -1,0 +1,140 @@
+//! Classic Bully (Garcia-Molina 1982, as seeds 000, 001, 002 and 004 tell it).
+//!
+//! The choices the seeds leave open, made here:
+//!
+//! 1. Election goes to higher ids only, and not to members the failure detector
+//!    suspects; a node with no live higher member announces Coordinator at once.
+//!    When the second-highest member notices the leader's crash this is seed 001's
+//!    best case: `N - 2` messages in one message time.
+//! 2. A node that receives Election from a lower id answers, and starts its own
+//!    election unless it already runs one in that term (seeds 003, 004): "at most
+//!    one election per term".
+//! 3. A candidate that was answered but hears no Coordinator within
+//!    `coordinator_timeout` restarts its election in a new term (seeds 000/002). It
+//!    does not crown itself as seed 004's rule 5 has the dancer do: a member that
+//!    answered was alive a moment ago, and a lower member crowning itself over it
+//!    would only be deposed again (choice 5), costing two rounds of Coordinator
+//!    broadcasts and a leadership that never should have been; restarting asks the
+//!    higher members again and crowns this node only if none of them answers.
+//! 4. A recovering node (`Node::start`) runs an election like any other, so a
+//!    higher member bullies its way back.
+//! 5. A Coordinator from a lower id than a live higher member makes that member
+//!    start an election (in `leadership.rs`).
+
+use std::time::Instant;
+
+use super::{Node, Phase};
+use crate::message::{Message, NodeId, Term};
+use crate::stats::DropReason;
+use crate::timer::Timer;
+
+impl Node {
+    /// Choice 1: ask the live higher members, or win at once if there are none.
+    pub(super) fn classic_open_election(&mut self, now: Instant) {
+        let term = self.term;
+        let mut asked = 0;
+        for index in 0..self.members.higher().len() {
+            let to = self.members.higher()[index];
+            if !self.members.is_suspected(to) {
+                self.send(to, Message::Election { term });
+                asked += 1;
+            }
+        }
+        if asked == 0 {
+            self.become_leader(now);
+            return;
+        }
+        self.phase = Phase::Electing { term };
+        self.timers.set(
+            Timer::Answer,
+            Self::after(now, self.config.answer_timeout()),
+        );
+    }
+
+    /// Election from `from` in `term`.
+    pub(super) fn classic_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
+        if from > self.id {
+            // Classic elections only go upwards.
+            self.drop_input(DropReason::Unexpected);
+            return;
+        }
+        // One Answer per Election received, whatever follows.
+        self.send(from, Message::Answer { term });
+        match self.phase {
+            Phase::Leading => self.leader_on_election(now, from, term),
+            Phase::Electing { term: running } | Phase::AwaitingCoordinator { term: running } => {
+                // Choice 2: join only a newer election than the one already running.
+                if term > running {
+                    self.begin_election(now, term);
+                }
+            }
+            Phase::Idle => {
+                if term > self.term {
+                    self.begin_election(now, term);
+                } else if self.leader.is_none() {
+                    // No leader and no election: the sender is right that one is needed.
+                    self.begin_election(now, self.term.next());
+                }
+                // Otherwise the sender is behind a leadership this node follows; the
+                // leader tells it (below) when the Election reaches the leader, and
+                // its heartbeats reach the sender in any case.
+            }
+        }
+    }
+
+    /// The sitting leader, answering a lower member's Election: tell that member
+    /// who leads, without disturbing anyone else.
+    fn leader_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
+        if term < self.term {
+            // The sender has not seen this leadership: re-send the Coordinator to it
+            // alone (not to everyone, so Table 1's counts stay exact).
+            self.send(from, Message::Coordinator { term: self.term });
+        } else if term > self.term {
+            // A newer election began: the sender lost this leader. Every member may
+            // be in that election now, so the leadership is re-announced to all in
+            // the new term; no member above this one is live (it would lead), so
+            // this is exactly "joining the election and winning it at once".
+            self.term = term;
+            let token = crate::event::FencingToken {
+                term,
+                leader: self.id,
+            };
+            self.announce(now, token);
+        }
+        // `term == self.term`: this leadership's Coordinator is already on its way.
+    }
+
+    /// Answer from `from` in `term`.
+    pub(super) fn classic_on_answer(&mut self, now: Instant, from: NodeId, term: Term) {
+        if from < self.id {
+            self.drop_input(DropReason::Unexpected);
+            return;
+        }
+        match self.phase {
+            Phase::Electing { term: running } if running == term => {
+                // Seed 000: "sends no further messages for this election and waits
+                // for a Victory message".
+                self.phase = Phase::AwaitingCoordinator { term };
+                self.timers.stop(Timer::Answer);
+                self.timers.set(
+                    Timer::Coordinator,
+                    Self::after(now, self.config.coordinator_timeout()),
+                );
+            }
+            Phase::AwaitingCoordinator { term: running } if running == term => {}
+            _ => self.drop_input(DropReason::Outdated),
+        }
+    }
+
+    /// Nobody above answered in time: they are all suspected, and this node wins.
+    pub(super) fn classic_on_answer_timeout(&mut self, now: Instant) {
+        if !matches!(self.phase, Phase::Electing { .. }) {
+            return;
+        }
+        for index in 0..self.members.higher().len() {
+            let to = self.members.higher()[index];
+            self.members.suspect(to);
+        }
+        self.become_leader(now);
+    }
+}

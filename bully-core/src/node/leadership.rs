@@ -1,0 +1,208 @@
+//! Leadership, the same under every algorithm: accepting a coordinator, fencing
+//! stale ones, becoming and ceasing to be leader, heartbeats, and the failure
+//! detector's leader timeout.
+
+use std::time::Instant;
+
+use super::{Node, Phase};
+use crate::config::Preemption;
+use crate::event::{Event, FencingToken, Leader};
+use crate::message::{Message, NodeId, Term};
+use crate::stats::DropReason;
+use crate::timer::Timer;
+
+impl Node {
+    /// `Coordinator` or `Heartbeat` from `from` claiming leadership in `term`.
+    pub(super) fn on_leadership(&mut self, now: Instant, from: NodeId, term: Term) {
+        let token = FencingToken { term, leader: from };
+        if self.leader.map(Leader::token) == Some(token) {
+            // The steady state: the accepted leader is alive. Nothing allocates here.
+            self.arm_leader_timeout(now);
+            return;
+        }
+        let below_floor = self.highest.is_some_and(|highest| token <= highest);
+        if below_floor || term < self.term {
+            // S3: never act on a token below the highest accepted. A fenced leader
+            // that is still announcing is told who leads now, by the leader only and
+            // to it only, so a stale leader costs one message, not a broadcast.
+            self.drop_input(DropReason::StaleLeader);
+            if self.phase == Phase::Leading {
+                self.send(from, Message::Coordinator { term: self.term });
+            } else if self.phase == Phase::Idle && self.leader.is_some_and(|l| l.id == from) {
+                self.on_leader_amnesia(now, from);
+            }
+            return;
+        }
+        if self.would_preempt(from) {
+            // Choice 5: a Coordinator from a lower id than a live higher member makes
+            // that member start an election, in a term above the one it just saw.
+            self.term = self.term.max(term);
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        self.accept(now, token);
+    }
+
+    /// `Resign` from `from`: if it is the accepted leader, its leadership ends now.
+    pub(super) fn on_resign(&mut self, now: Instant, from: NodeId, term: Term) {
+        let resigned = FencingToken { term, leader: from };
+        if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
+        self.members.suspect(from);
+        self.elect_soon(now, from);
+    }
+
+    /// The accepted leader announces a leadership older than the one it holds: it
+    /// restarted without its state, so the leadership followed here is gone. Rather
+    /// than wait out a whole leader timeout, the followers elect after only the
+    /// staggered part of it, so the highest of them asks first, and the restarted
+    /// member (not suspected: it is alive) re-announces in the new term.
+    fn on_leader_amnesia(&mut self, now: Instant, leader: NodeId) {
+        self.elect_soon(now, leader);
+    }
+
+    /// The leadership of `leader` is over without a timeout having said so: drop it
+    /// and elect after the staggered part of the leader timeout only, so the
+    /// highest remaining member asks first and the others hear its result before
+    /// their own turn.
+    fn elect_soon(&mut self, now: Instant, leader: NodeId) {
+        if let Some(lost) = self.leader.take() {
+            self.events.push_back(Event::LeaderLost {
+                leader: lost.id,
+                term: lost.term,
+            });
+        }
+        let rank = self.members.rank_below(Some(leader));
+        let offset = self.config.leader_timeout_at_rank(rank) - self.config.leader_timeout();
+        self.timers
+            .set(Timer::LeaderTimeout, Self::after(now, offset));
+    }
+
+    /// Whether this node, seeing `from` lead, should take the leadership over.
+    fn would_preempt(&self, from: NodeId) -> bool {
+        from < self.id
+            && match self.config.preemption() {
+                Preemption::Always => true,
+                Preemption::Never | Preemption::AfterStable(_) => false,
+            }
+    }
+
+    /// Accepts `token` as the leadership to follow.
+    fn accept(&mut self, now: Instant, token: FencingToken) {
+        if self.phase == Phase::Leading {
+            self.resign_leadership();
+        }
+        self.term = self.term.max(token.term);
+        self.leader = Some(Leader {
+            id: token.leader,
+            term: token.term,
+        });
+        self.highest = Some(token);
+        self.phase = Phase::Idle;
+        self.timers.stop(Timer::Answer);
+        self.timers.stop(Timer::Coordinator);
+        self.arm_leader_timeout(now);
+        self.stats.leaders_seen += 1;
+        self.events.push_back(Event::LeaderElected {
+            leader: token.leader,
+            term: token.term,
+        });
+    }
+
+    /// Wins the election of the current term and announces it.
+    pub(super) fn become_leader(&mut self, now: Instant) {
+        let token = FencingToken {
+            term: self.term,
+            leader: self.id,
+        };
+        debug_assert!(self.highest.is_none_or(|highest| token > highest));
+        self.phase = Phase::Leading;
+        self.stats.times_leader += 1;
+        self.events
+            .push_back(Event::BecameLeader { term: self.term });
+        self.timers.stop(Timer::LeaderTimeout);
+        self.timers.stop(Timer::Answer);
+        self.timers.stop(Timer::Coordinator);
+        self.announce(now, token);
+    }
+
+    /// Records this node's own leadership of `token` and tells every member the
+    /// detector does not suspect (seed 001's best case: `N - 2` messages when the
+    /// crashed leader is suspected). Suspected members still get heartbeats, which
+    /// is how one that comes back learns who leads.
+    pub(super) fn announce(&mut self, now: Instant, token: FencingToken) {
+        self.leader = Some(Leader {
+            id: self.id,
+            term: token.term,
+        });
+        self.highest = Some(token);
+        self.stats.leaders_seen += 1;
+        self.events.push_back(Event::LeaderElected {
+            leader: self.id,
+            term: token.term,
+        });
+        let term = token.term;
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id && !self.members.is_suspected(to) {
+                self.send(to, Message::Coordinator { term });
+            }
+        }
+        self.timers.set(
+            Timer::Heartbeat,
+            Self::after(now, self.config.heartbeat_interval()),
+        );
+    }
+
+    /// Leaves the leader role (the caller decides what comes next).
+    pub(super) fn resign_leadership(&mut self) {
+        self.phase = Phase::Idle;
+        self.timers.stop(Timer::Heartbeat);
+        if self.leader.is_some_and(|leader| leader.id == self.id) {
+            self.leader = None;
+        }
+        self.events
+            .push_back(Event::SteppedDown { term: self.term });
+    }
+
+    /// The leader's heartbeat round: every member, suspected or not.
+    pub(super) fn send_heartbeats(&mut self, now: Instant) {
+        if self.phase != Phase::Leading {
+            return;
+        }
+        let term = self.term;
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Heartbeat { term });
+            }
+        }
+        self.timers.set(
+            Timer::Heartbeat,
+            Self::after(now, self.config.heartbeat_interval()),
+        );
+    }
+
+    /// (Re)arms the failure detector: suspect the leader after this node's
+    /// staggered leader timeout.
+    pub(super) fn arm_leader_timeout(&mut self, now: Instant) {
+        let rank = self.members.rank_below(self.leader.map(|leader| leader.id));
+        let timeout = self.config.leader_timeout_at_rank(rank);
+        self.timers
+            .set(Timer::LeaderTimeout, Self::after(now, timeout));
+    }
+
+    /// The leader has been silent for the whole timeout (or, after a non-preempting
+    /// start, no leader was heard at all): suspect it and elect.
+    pub(super) fn on_leader_timeout(&mut self, now: Instant) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        if let Some(leader) = self.leader {
+            self.members.suspect(leader.id);
+        }
+        self.begin_election(now, self.term.next());
+    }
+}

@@ -1,0 +1,203 @@
+//! The safety properties of DESIGN.md, checked after every input the simulation
+//! feeds a node.
+//!
+//! - **S1** at most one node announces itself coordinator per term. Without a
+//!   quorum Bully promises this only among members in contact, so it is enforced
+//!   while the run is *synchronous*: no partition, cut, loss or over-long delay
+//!   has happened and no member has restarted (a restarted member's term and the
+//!   others' suspicion of it come from before it was back in contact). Outside
+//!   that, same-term announcements are counted, not flagged: the fencing token
+//!   `(term, id)` still orders them.
+//! - **S2** a node's term and highest accepted token never decrease (per
+//!   incarnation: a restart without persisted state begins again).
+//! - **S3** a node never accepts, or follows, a token below the highest it had
+//!   accepted.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::event::{Event, FencingToken};
+use crate::message::{NodeId, Term};
+use crate::node::Node;
+
+/// A broken safety property, with the simulated time (microseconds since the
+/// start) at which it was seen.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "property", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Violation {
+    /// S1: two members announced leadership in the same term while in contact.
+    TwoLeadersInTerm {
+        /// The term.
+        term: Term,
+        /// The member that announced first.
+        first: NodeId,
+        /// The member that announced second.
+        second: NodeId,
+        /// When the second announcement happened.
+        at_us: u64,
+    },
+    /// S2: a node's term went down.
+    TermDecreased {
+        /// The node.
+        node: NodeId,
+        /// Its term before.
+        from: Term,
+        /// Its term after.
+        to: Term,
+        /// When.
+        at_us: u64,
+    },
+    /// S2: a node's highest accepted token went down.
+    TokenDecreased {
+        /// The node.
+        node: NodeId,
+        /// The token before.
+        from: FencingToken,
+        /// The token after.
+        to: Option<FencingToken>,
+        /// When.
+        at_us: u64,
+    },
+    /// S3: a node accepted or followed a token below its floor.
+    AcceptedBelowFloor {
+        /// The node.
+        node: NodeId,
+        /// The highest token it had accepted before.
+        floor: FencingToken,
+        /// What it accepted or followed.
+        accepted: FencingToken,
+        /// When.
+        at_us: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Watch {
+    term: Term,
+    highest: Option<FencingToken>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Checker {
+    epoch: Instant,
+    watches: Vec<Watch>,
+    /// The first member to announce each term, and when.
+    announced: BTreeMap<Term, NodeId>,
+    same_term_leaders: u64,
+    violations: Vec<Violation>,
+}
+
+impl Checker {
+    pub(crate) fn new(epoch: Instant, members: usize) -> Checker {
+        Checker {
+            epoch,
+            watches: vec![Watch::default(); members],
+            announced: BTreeMap::new(),
+            same_term_leaders: 0,
+            violations: Vec::new(),
+        }
+    }
+
+    /// A member came back with fresh state.
+    pub(crate) fn reset(&mut self, index: usize, node: &Node) {
+        self.watches[index] = Watch {
+            term: node.term(),
+            highest: node.highest_token(),
+        };
+    }
+
+    /// Checks `node` (member `index`) after it handled one input, given the events
+    /// that input produced.
+    pub(crate) fn after_input(
+        &mut self,
+        now: Instant,
+        index: usize,
+        node: &Node,
+        events: &[Event],
+        strict: bool,
+    ) {
+        let at_us = self.micros(now);
+        let before = self.watches[index];
+        let id = node.id();
+        if node.term() < before.term {
+            self.violations.push(Violation::TermDecreased {
+                node: id,
+                from: before.term,
+                to: node.term(),
+                at_us,
+            });
+        }
+        if let Some(floor) = before.highest {
+            if node
+                .highest_token()
+                .is_none_or(|now_highest| now_highest < floor)
+            {
+                self.violations.push(Violation::TokenDecreased {
+                    node: id,
+                    from: floor,
+                    to: node.highest_token(),
+                    at_us,
+                });
+            }
+            let followed = node.leader().map(|leader| leader.token());
+            let accepted = events.iter().filter_map(|event| match *event {
+                Event::LeaderElected { leader, term } => Some(FencingToken { term, leader }),
+                _ => None,
+            });
+            for token in followed.into_iter().chain(accepted) {
+                if token < floor {
+                    self.violations.push(Violation::AcceptedBelowFloor {
+                        node: id,
+                        floor,
+                        accepted: token,
+                        at_us,
+                    });
+                }
+            }
+        }
+        for event in events {
+            if let Event::LeaderElected { leader, term } = *event {
+                if leader == id {
+                    self.on_announcement(term, id, at_us, strict);
+                }
+            }
+        }
+        self.watches[index] = Watch {
+            term: node.term(),
+            highest: node.highest_token(),
+        };
+    }
+
+    fn on_announcement(&mut self, term: Term, id: NodeId, at_us: u64, strict: bool) {
+        match self.announced.get(&term) {
+            None => {
+                self.announced.insert(term, id);
+            }
+            Some(&first) if first == id => {}
+            Some(&first) => {
+                self.same_term_leaders += 1;
+                if strict {
+                    self.violations.push(Violation::TwoLeadersInTerm {
+                        term,
+                        first,
+                        second: id,
+                        at_us,
+                    });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    pub(crate) fn same_term_leaders(&self) -> u64 {
+        self.same_term_leaders
+    }
+
+    fn micros(&self, now: Instant) -> u64 {
+        u64::try_from(now.duration_since(self.epoch).as_micros()).unwrap_or(u64::MAX)
+    }
+}

@@ -1,0 +1,686 @@
+//! A deterministic, seeded, discrete-event cluster of [`Node`]s (feature `sim`).
+//!
+//! The clock is virtual: it jumps to the next delivery or deadline, so a minute of
+//! cluster time costs what its messages cost. Every random choice (loss,
+//! duplication, jitter) comes from one ChaCha generator seeded by the caller, and
+//! ties break by send order then member order, so the same seed gives the same run,
+//! byte for byte.
+//!
+//! The one clock read in the crate is here: [`Simulation::new`] takes
+//! `Instant::now()` once as the epoch, because `std::time::Instant` cannot be made
+//! any other way. Nothing depends on its value; traces record offsets from it.
+//!
+//! ```
+//! use bully_core::sim::Simulation;
+//! use bully_core::{Config, NodeId};
+//!
+//! // Seed 001's example: processes 1..7, 7 leads; 7 crashes and 4 notices.
+//! let mut sim = Simulation::new(1, (1..=7).map(NodeId), Config::default())?;
+//! sim.start_all();
+//! sim.run_for(sim.settle_bound());
+//! assert_eq!(sim.agreed_leader(), Some(NodeId(7)));
+//!
+//! sim.crash(NodeId(7))?;
+//! sim.reset_counts();
+//! sim.command(NodeId(4), |node, now| node.suspect(now, NodeId(7)))??;
+//! sim.run_for(sim.settle_bound());
+//! assert_eq!(sim.agreed_leader(), Some(NodeId(6)));
+//! assert!(sim.violations().is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod check;
+mod network;
+mod trace;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use check::Violation;
+pub use network::{LinkConfig, SendOutcome};
+pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
+
+use crate::config::{Config, ConfigError};
+use crate::event::{Event, Role};
+use crate::message::{NodeId, Transmit};
+use crate::node::Node;
+use crate::stats::MessageCounts;
+use check::Checker;
+use network::Network;
+
+/// A simulation call named something it cannot act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The id is not a member of the simulated cluster.
+    #[error("node {0} is not in the simulation")]
+    UnknownNode(NodeId),
+    /// The node is crashed, so it cannot take the command.
+    #[error("node {0} is crashed")]
+    Crashed(NodeId),
+    /// The node configuration was rejected.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// One member's place in the simulation.
+#[derive(Debug)]
+struct Slot {
+    id: NodeId,
+    config: Config,
+    /// `None` while crashed.
+    node: Option<Node>,
+    /// The term it had when it crashed, for durable restarts.
+    last_term: crate::message::Term,
+    /// When the current incarnation came up.
+    up_since: Instant,
+    /// The longest causal chain of messages this node has seen since the last reset.
+    depth: u64,
+    /// The deadline queued for this node in the timer heap.
+    timer_at: Option<Instant>,
+}
+
+/// A simulated cluster. See the [module docs](self).
+#[derive(Debug)]
+pub struct Simulation {
+    epoch: Instant,
+    now: Instant,
+    rng: ChaCha8Rng,
+    ids: Vec<NodeId>,
+    slots: Vec<Slot>,
+    network: Network,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    checker: Checker,
+    /// Whether the run has left the synchronous model (see `check.rs`).
+    faulted: bool,
+    sent: MessageCounts,
+    lost: u64,
+    max_depth: u64,
+    measure_from: Instant,
+    trace: Option<Vec<TraceRecord>>,
+    outbox: Vec<Transmit>,
+    event_buf: Vec<Event>,
+}
+
+impl Simulation {
+    /// A cluster of `members`, all running `config`, none started, every link
+    /// reliable with a delay of exactly `config.max_message_delay()` (one "message
+    /// time" of the seeds).
+    pub fn new(
+        seed: u64,
+        members: impl IntoIterator<Item = NodeId>,
+        config: Config,
+    ) -> Result<Simulation, SimError> {
+        let members: Vec<NodeId> = members.into_iter().collect();
+        let configs = members.iter().map(|&id| (id, config.clone()));
+        Simulation::with_configs(seed, configs)
+    }
+
+    /// A cluster in which each member runs its own configuration. The default
+    /// link delay is the first member's `max_message_delay`.
+    pub fn with_configs(
+        seed: u64,
+        members: impl IntoIterator<Item = (NodeId, Config)>,
+    ) -> Result<Simulation, SimError> {
+        let mut members: Vec<(NodeId, Config)> = members.into_iter().collect();
+        members.sort_by_key(|(id, _)| *id);
+        let ids: Vec<NodeId> = members.iter().map(|(id, _)| *id).collect();
+        // The epoch: the only clock read in the crate (see the module docs).
+        let epoch = Instant::now();
+        let mut slots = Vec::with_capacity(ids.len());
+        for (id, config) in members {
+            let node = Node::new(id, ids.iter().copied(), config.clone())?;
+            slots.push(Slot {
+                id,
+                config,
+                node: Some(node),
+                last_term: crate::message::Term(0),
+                up_since: epoch,
+                depth: 0,
+                timer_at: None,
+            });
+        }
+        let Some(first) = slots.first() else {
+            return Err(SimError::Config(ConfigError::EmptyMembership));
+        };
+        let link = LinkConfig::reliable(first.config.max_message_delay());
+        Ok(Simulation {
+            epoch,
+            now: epoch,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            network: Network::new(ids.len(), link),
+            checker: Checker::new(epoch, ids.len()),
+            ids,
+            slots,
+            timers: BinaryHeap::new(),
+            faulted: false,
+            sent: MessageCounts::default(),
+            lost: 0,
+            max_depth: 0,
+            measure_from: epoch,
+            trace: None,
+            outbox: Vec::new(),
+            event_buf: Vec::new(),
+        })
+    }
+
+    /// Starts recording a trace (off by default: long property runs do not need it).
+    pub fn enable_trace(&mut self) {
+        self.trace.get_or_insert_with(Vec::new);
+    }
+
+    /// The records so far (empty unless [`enable_trace`](Self::enable_trace) was called).
+    pub fn trace(&self) -> &[TraceRecord] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// The trace as JSON lines.
+    pub fn trace_json_lines(&self) -> String {
+        to_json_lines(self.trace())
+    }
+
+    /// The trace as a Mermaid sequence diagram.
+    pub fn mermaid(&self, heartbeats: bool) -> String {
+        to_mermaid(self.trace(), &self.ids, heartbeats)
+    }
+
+    /// The current simulated instant.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Simulated time since the simulation began.
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.epoch
+    }
+
+    /// Every member, ascending.
+    pub fn members(&self) -> &[NodeId] {
+        &self.ids
+    }
+
+    /// A member's node, or `None` if it is unknown or crashed.
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.index(id)
+            .ok()
+            .and_then(|index| self.slots[index].node.as_ref())
+    }
+
+    /// Whether a member is up.
+    pub fn is_up(&self, id: NodeId) -> bool {
+        self.node(id).is_some()
+    }
+
+    /// The message-delay unit: the default link's fixed delay.
+    pub fn message_delay(&self) -> Duration {
+        self.network.default_link().delay
+    }
+
+    /// [`Config::settle_bound`] of the first member's configuration for this
+    /// cluster's size.
+    pub fn settle_bound(&self) -> Duration {
+        self.slots[0].config.settle_bound(self.ids.len())
+    }
+
+    /// [`Config::failover_bound`] of the first member's configuration for this
+    /// cluster's size.
+    pub fn failover_bound(&self) -> Duration {
+        self.slots[0].config.failover_bound(self.ids.len())
+    }
+
+    // ----- commands -----
+
+    /// Starts one member (`Node::start`).
+    pub fn start(&mut self, id: NodeId) -> Result<(), SimError> {
+        let index = self.index(id)?;
+        let now = self.now;
+        let node = self.slots[index]
+            .node
+            .as_mut()
+            .ok_or(SimError::Crashed(id))?;
+        node.start(now);
+        self.record(TraceEntry::Start { node: id });
+        self.after_input(index);
+        Ok(())
+    }
+
+    /// Starts every member at the same instant, in ascending id order.
+    pub fn start_all(&mut self) {
+        for index in 0..self.slots.len() {
+            let id = self.slots[index].id;
+            // Crashed members stay down; nothing else can fail here.
+            let _ = self.start(id);
+        }
+    }
+
+    /// Applies a command to a live member and routes what it produced.
+    pub fn command<R>(
+        &mut self,
+        id: NodeId,
+        command: impl FnOnce(&mut Node, Instant) -> R,
+    ) -> Result<R, SimError> {
+        let index = self.index(id)?;
+        let now = self.now;
+        let node = self.slots[index]
+            .node
+            .as_mut()
+            .ok_or(SimError::Crashed(id))?;
+        let result = command(node, now);
+        self.record(TraceEntry::Command { node: id });
+        self.after_input(index);
+        Ok(result)
+    }
+
+    /// Crashes a member: it stops at once; messages to it vanish, messages it
+    /// already sent are still delivered.
+    pub fn crash(&mut self, id: NodeId) -> Result<(), SimError> {
+        let index = self.index(id)?;
+        if let Some(node) = self.slots[index].node.take() {
+            self.slots[index].last_term = node.term();
+            self.slots[index].timer_at = None;
+            self.record(TraceEntry::Crash { node: id });
+        }
+        Ok(())
+    }
+
+    /// Brings a crashed member back with fresh state (term 0), as a process that
+    /// persists nothing, and starts it.
+    pub fn restart(&mut self, id: NodeId) -> Result<(), SimError> {
+        self.revive(id, false)
+    }
+
+    /// Brings a crashed member back with the term it had (as if persisted) and
+    /// starts it.
+    pub fn restart_durable(&mut self, id: NodeId) -> Result<(), SimError> {
+        self.revive(id, true)
+    }
+
+    fn revive(&mut self, id: NodeId, durable: bool) -> Result<(), SimError> {
+        let index = self.index(id)?;
+        if self.slots[index].node.is_some() {
+            return Ok(());
+        }
+        let slot = &self.slots[index];
+        let term = if durable {
+            slot.last_term
+        } else {
+            crate::message::Term(0)
+        };
+        let node = Node::with_term(id, self.ids.iter().copied(), slot.config.clone(), term)?;
+        self.checker.reset(index, &node);
+        let slot = &mut self.slots[index];
+        slot.node = Some(node);
+        slot.up_since = self.now;
+        self.faulted = true;
+        self.record(TraceEntry::Restart { node: id, durable });
+        self.start(id)
+    }
+
+    // ----- network faults -----
+
+    /// Sets the behaviour of every link without an override.
+    pub fn set_default_link(&mut self, link: LinkConfig) {
+        self.network.set_default_link(link);
+        self.note_network_change(format!("default link {link:?}"));
+    }
+
+    /// Overrides the behaviour of the directed link `from -> to`.
+    pub fn set_link(&mut self, from: NodeId, to: NodeId, link: LinkConfig) -> Result<(), SimError> {
+        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
+        self.network.set_link(from_index, to_index, link);
+        self.note_network_change(format!("link {from}->{to} {link:?}"));
+        Ok(())
+    }
+
+    /// Splits the cluster: members in different groups cannot reach each other.
+    /// Members in no group form one more group together.
+    pub fn partition(&mut self, groups: &[&[NodeId]]) -> Result<(), SimError> {
+        let rest = u32::try_from(groups.len()).unwrap_or(u32::MAX);
+        let mut assignment = vec![rest; self.ids.len()];
+        for (group, members) in groups.iter().enumerate() {
+            for &id in *members {
+                assignment[self.index(id)?] = u32::try_from(group).unwrap_or(u32::MAX);
+            }
+        }
+        self.network.set_groups(assignment);
+        self.note_network_change(format!("partition {groups:?}"));
+        Ok(())
+    }
+
+    /// Cuts the directed link `from -> to` (a one-way partition).
+    pub fn cut(&mut self, from: NodeId, to: NodeId) -> Result<(), SimError> {
+        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
+        self.network.cut(from_index, to_index);
+        self.note_network_change(format!("cut {from}->{to}"));
+        Ok(())
+    }
+
+    /// Cuts both directions between `a` and `b`. Cutting `a`–`c` while both still
+    /// reach `b` is the intersecting partition.
+    pub fn cut_both(&mut self, a: NodeId, b: NodeId) -> Result<(), SimError> {
+        self.cut(a, b)?;
+        self.cut(b, a)
+    }
+
+    /// Removes every partition, cut and link override. Messages already lost stay
+    /// lost; the default link is left as it is.
+    pub fn heal(&mut self) {
+        self.network.heal();
+        self.record(TraceEntry::Fault {
+            description: "heal".to_owned(),
+        });
+    }
+
+    fn note_network_change(&mut self, description: String) {
+        let max_delay = self.slots[0].config.max_message_delay();
+        if self.network.is_faulty(max_delay) {
+            self.faulted = true;
+        }
+        self.record(TraceEntry::Fault { description });
+    }
+
+    // ----- running -----
+
+    /// Processes the next delivery or timer; `false` when nothing is scheduled.
+    /// At equal instants deliveries come first (a message that arrives exactly at a
+    /// deadline is in time), then timers in member order.
+    pub fn step(&mut self) -> bool {
+        let arrival = self.network.next_arrival();
+        let timer = self.next_timer();
+        match (arrival, timer) {
+            (None, None) => false,
+            (Some(at), timer) if timer.is_none_or(|(deadline, _)| at <= deadline) => {
+                self.deliver();
+                true
+            }
+            (_, Some((deadline, index))) => {
+                self.fire(deadline, index);
+                true
+            }
+            (Some(_), None) => unreachable!("covered by the arm above"),
+        }
+    }
+
+    /// Runs every event up to and including `until`, then sets the clock to it.
+    pub fn run_until(&mut self, until: Instant) {
+        while self.next_instant().is_some_and(|next| next <= until) {
+            self.step();
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Runs for `duration` of simulated time.
+    pub fn run_for(&mut self, duration: Duration) {
+        let until = self.now + duration;
+        self.run_until(until);
+    }
+
+    /// Runs until `done` holds (checked after every step) or `limit` passes;
+    /// returns whether it holds.
+    pub fn run_until_true(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&Simulation) -> bool,
+    ) -> bool {
+        let until = self.now + limit;
+        loop {
+            if done(self) {
+                return true;
+            }
+            match self.next_instant() {
+                Some(next) if next <= until => {
+                    self.step();
+                }
+                _ => {
+                    self.now = self.now.max(until);
+                    return done(self);
+                }
+            }
+        }
+    }
+
+    fn next_instant(&mut self) -> Option<Instant> {
+        let arrival = self.network.next_arrival();
+        let timer = self.next_timer().map(|(at, _)| at);
+        match (arrival, timer) {
+            (Some(a), Some(t)) => Some(a.min(t)),
+            (a, t) => a.or(t),
+        }
+    }
+
+    /// The earliest valid timer; stale heap entries are discarded on the way.
+    fn next_timer(&mut self) -> Option<(Instant, usize)> {
+        while let Some(&Reverse((at, index))) = self.timers.peek() {
+            if self.slots[index].timer_at == Some(at) {
+                return Some((at, index));
+            }
+            self.timers.pop();
+        }
+        None
+    }
+
+    fn deliver(&mut self) {
+        let Some(in_flight) = self.network.pop() else {
+            return;
+        };
+        self.now = self.now.max(in_flight.at);
+        let (from, to) = (self.ids[in_flight.from], self.ids[in_flight.to]);
+        let now = self.now;
+        let slot = &mut self.slots[in_flight.to];
+        let Some(node) = slot.node.as_mut() else {
+            self.record(TraceEntry::Undeliverable {
+                from,
+                to,
+                message: in_flight.message,
+            });
+            return;
+        };
+        slot.depth = slot.depth.max(in_flight.depth);
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(TraceRecord {
+                at_us: micros(self.epoch, now),
+                entry: TraceEntry::Deliver {
+                    from,
+                    to,
+                    message: in_flight.message.clone(),
+                },
+            });
+        }
+        node.handle_message(now, from, in_flight.message);
+        self.after_input(in_flight.to);
+    }
+
+    fn fire(&mut self, deadline: Instant, index: usize) {
+        self.timers.pop();
+        self.now = self.now.max(deadline);
+        let now = self.now;
+        let slot = &mut self.slots[index];
+        slot.timer_at = None;
+        let id = slot.id;
+        if let Some(node) = slot.node.as_mut() {
+            node.handle_timeout(now);
+            self.record(TraceEntry::Timeout { node: id });
+            self.after_input(index);
+        }
+    }
+
+    /// Routes what a node produced after one input, and checks it.
+    fn after_input(&mut self, index: usize) {
+        let now = self.now;
+        let strict = !self.faulted;
+        let slot = &mut self.slots[index];
+        let Some(node) = slot.node.as_mut() else {
+            return;
+        };
+        while let Some(transmit) = node.poll_transmit() {
+            self.outbox.push(transmit);
+        }
+        self.event_buf.clear();
+        while let Some(event) = node.poll_event() {
+            self.event_buf.push(event);
+        }
+        self.checker
+            .after_input(now, index, node, &self.event_buf, strict);
+        let next = node.poll_timeout();
+        if next != slot.timer_at {
+            slot.timer_at = next;
+            if let Some(at) = next {
+                self.timers.push(Reverse((at, index)));
+            }
+        }
+        let id = slot.id;
+        let depth = slot.depth + 1;
+        if let Some(trace) = self.trace.as_mut() {
+            for &event in &self.event_buf {
+                trace.push(TraceRecord {
+                    at_us: micros(self.epoch, now),
+                    entry: TraceEntry::Event { node: id, event },
+                });
+            }
+        }
+        let mut outbox = std::mem::take(&mut self.outbox);
+        for transmit in outbox.drain(..) {
+            self.transmit(index, transmit, depth);
+        }
+        self.outbox = outbox;
+    }
+
+    fn transmit(&mut self, from: usize, transmit: Transmit, depth: u64) {
+        let Ok(to) = self.index(transmit.to) else {
+            return;
+        };
+        self.sent[transmit.message.kind()] += 1;
+        self.max_depth = self.max_depth.max(depth);
+        let traced = self.trace.is_some().then(|| transmit.message.clone());
+        let outcome = self
+            .network
+            .send(&mut self.rng, self.now, from, to, transmit.message, depth);
+        if outcome != SendOutcome::InFlight {
+            self.lost += 1;
+        }
+        if let Some(message) = traced {
+            self.record(TraceEntry::Send {
+                from: self.ids[from],
+                to: transmit.to,
+                message,
+                depth,
+                outcome,
+            });
+        }
+    }
+
+    // ----- measurements -----
+
+    /// Zeroes the message counters and causal depths, and starts the clock of
+    /// [`since_reset`](Self::since_reset): call it just before the scenario to measure.
+    pub fn reset_counts(&mut self) {
+        self.sent = MessageCounts::default();
+        self.lost = 0;
+        self.max_depth = 0;
+        self.measure_from = self.now;
+        for slot in &mut self.slots {
+            slot.depth = 0;
+        }
+    }
+
+    /// Messages sent since the last reset, by kind (lost and blocked ones included:
+    /// they were sent).
+    pub fn sent(&self) -> &MessageCounts {
+        &self.sent
+    }
+
+    /// Messages lost or blocked since the last reset.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// The longest causal chain of messages since the last reset: the seeds'
+    /// "sequential (dependent) messages".
+    pub fn max_depth(&self) -> u64 {
+        self.max_depth
+    }
+
+    /// Simulated time since the last reset.
+    pub fn since_reset(&self) -> Duration {
+        self.now - self.measure_from
+    }
+
+    /// `duration` in message delays (of the default link).
+    pub fn in_delays(&self, duration: Duration) -> f64 {
+        duration.as_secs_f64() / self.message_delay().as_secs_f64()
+    }
+
+    /// Messages in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.network.in_flight()
+    }
+
+    /// The leader every live member names, if they all name the same leadership
+    /// (the same fencing token) and its member is live and leading in it.
+    pub fn agreed_leader(&self) -> Option<NodeId> {
+        let mut live = self.slots.iter().filter_map(|slot| slot.node.as_ref());
+        let first = live.next()?.leader()?;
+        if !live.all(|node| node.leader() == Some(first)) {
+            return None;
+        }
+        let leader = self.node(first.id)?;
+        (leader.role() == Role::Leader && leader.leader() == Some(first)).then_some(first.id)
+    }
+
+    /// The highest live member.
+    pub fn highest_live(&self) -> Option<NodeId> {
+        self.slots
+            .iter()
+            .rev()
+            .find(|slot| slot.node.is_some())
+            .map(|slot| slot.id)
+    }
+
+    /// Safety violations seen so far (S1 to S3, see [`Violation`]).
+    pub fn violations(&self) -> &[Violation] {
+        self.checker.violations()
+    }
+
+    /// How many times two members announced the same term outside the synchronous
+    /// model (allowed without a quorum; ordered by the fencing token).
+    pub fn same_term_leaders(&self) -> u64 {
+        self.checker.same_term_leaders()
+    }
+
+    /// Whether the run has left the synchronous model (a network fault or a restart).
+    pub fn has_faulted(&self) -> bool {
+        self.faulted
+    }
+
+    /// When a member's current incarnation came up.
+    pub fn up_since(&self, id: NodeId) -> Option<Instant> {
+        let index = self.index(id).ok()?;
+        self.slots[index]
+            .node
+            .as_ref()
+            .map(|_| self.slots[index].up_since)
+    }
+
+    fn index(&self, id: NodeId) -> Result<usize, SimError> {
+        self.ids
+            .binary_search(&id)
+            .map_err(|_| SimError::UnknownNode(id))
+    }
+
+    fn record(&mut self, entry: TraceEntry) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(TraceRecord {
+                at_us: micros(self.epoch, self.now),
+                entry,
+            });
+        }
+    }
+}
+
+fn micros(epoch: Instant, now: Instant) -> u64 {
+    u64::try_from(now.duration_since(epoch).as_micros()).unwrap_or(u64::MAX)
+}

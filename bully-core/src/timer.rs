@@ -1,0 +1,67 @@
+//! The node's fixed table of timers, indexed by an enum (as quinn-proto's
+//! `TimerTable`): one slot per purpose, so re-arming replaces and nothing allocates.
+
+use std::time::Instant;
+
+/// Why a node wants to be woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Leader: time to send the next `Heartbeat` round.
+    Heartbeat,
+    /// Follower: the leader has been silent too long (also the wait for a leader's
+    /// first heartbeat after a start that does not preempt).
+    LeaderTimeout,
+    /// Candidate: stop waiting for answers to an `Election`.
+    Answer,
+    /// Candidate that was answered: stop waiting for the `Coordinator`.
+    Coordinator,
+    /// Ring: the successor did not acknowledge the token in time.
+    RingHop,
+    /// `Preemption::AfterStable`: this node has been up and in contact long enough.
+    Stable,
+}
+
+impl Timer {
+    /// Every timer, in the order `handle_timeout` fires them when several expire at
+    /// once: leadership duties first, then detection, then elections.
+    pub(crate) const ALL: [Timer; 6] = [
+        Timer::Heartbeat,
+        Timer::LeaderTimeout,
+        Timer::Answer,
+        Timer::Coordinator,
+        Timer::RingHop,
+        Timer::Stable,
+    ];
+}
+
+/// Deadlines, one per [`Timer`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TimerTable {
+    deadlines: [Option<Instant>; Timer::ALL.len()],
+}
+
+impl TimerTable {
+    pub(crate) fn set(&mut self, timer: Timer, at: Instant) {
+        self.deadlines[timer as usize] = Some(at);
+    }
+
+    pub(crate) fn stop(&mut self, timer: Timer) {
+        self.deadlines[timer as usize] = None;
+    }
+
+    /// Stops `timer` and says whether it had expired at `now`.
+    pub(crate) fn take_expired(&mut self, timer: Timer, now: Instant) -> bool {
+        match self.deadlines[timer as usize] {
+            Some(at) if at <= now => {
+                self.deadlines[timer as usize] = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The earliest armed deadline.
+    pub(crate) fn next_timeout(&self) -> Option<Instant> {
+        self.deadlines.iter().flatten().min().copied()
+    }
+}

@@ -72,6 +72,13 @@ pub struct Node {
     stats: Stats,
     /// The latest instant seen, so that time never runs backwards.
     latest: Option<Instant>,
+    /// Set by `step_down`: the members were told this node resigned and treat it as
+    /// absent from elections, so it neither answers nor joins one until it accepts
+    /// a new leader or its own leader timeout fires.
+    abstaining: bool,
+    /// When this node last announced its leadership (to tell a member that missed
+    /// the announcement from one whose Election crossed it).
+    announced_at: Option<Instant>,
 }
 
 impl Node {
@@ -111,6 +118,8 @@ impl Node {
             events: VecDeque::new(),
             stats: Stats::default(),
             latest: None,
+            announced_at: None,
+            abstaining: false,
         })
     }
 
@@ -226,6 +235,7 @@ impl Node {
             }
         }
         self.resign_leadership();
+        self.abstaining = true;
         self.arm_leader_timeout(now);
         true
     }
@@ -334,6 +344,7 @@ impl Node {
     /// Starts (or joins) the election of `term`: the one entry to candidacy, so the
     /// events and the term move the same way whatever the cause.
     fn begin_election(&mut self, now: Instant, term: Term) {
+        self.abstaining = false;
         if self.phase == Phase::Leading {
             self.resign_leadership();
         }

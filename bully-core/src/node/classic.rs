@@ -58,6 +58,13 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
+        if self.abstaining {
+            // It resigned and the members elect without it: answering would make
+            // the sender wait for a Coordinator this node will not send, and
+            // joining would race the members that no longer ask it.
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
         // One Answer per Election received, whatever follows.
         self.send(from, Message::Answer { term });
         match self.phase {
@@ -71,13 +78,14 @@ impl Node {
             Phase::Idle => {
                 if term > self.term {
                     self.begin_election(now, term);
-                } else if self.leader.is_none() {
-                    // No leader and no election: the sender is right that one is needed.
-                    self.begin_election(now, self.term.next());
                 }
-                // Otherwise the sender is behind a leadership this node follows; the
-                // leader tells it (below) when the Election reaches the leader, and
-                // its heartbeats reach the sender in any case.
+                // Otherwise the Election is from this node's own term or older: the
+                // sender is behind a leadership this node knows of, or its Election
+                // crossed this node's resignation. Starting an election of this
+                // node's own here would race the members that already moved on
+                // into one term (two leaders in it); answering is enough, because
+                // the leader tells the sender (below), and an idle node without a
+                // leader always has its leader timeout armed to elect by itself.
             }
         }
     }
@@ -85,11 +93,7 @@ impl Node {
     /// The sitting leader, answering a lower member's Election: tell that member
     /// who leads, without disturbing anyone else.
     fn leader_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
-        if term < self.term {
-            // The sender has not seen this leadership: re-send the Coordinator to it
-            // alone (not to everyone, so Table 1's counts stay exact).
-            self.send(from, Message::Coordinator { term: self.term });
-        } else if term > self.term {
+        if term > self.term {
             // A newer election began: the sender lost this leader. Every member may
             // be in that election now, so the leadership is re-announced to all in
             // the new term; no member above this one is live (it would lead), so
@@ -100,8 +104,22 @@ impl Node {
                 leader: self.id,
             };
             self.announce(now, token);
+        } else if term < self.term || self.missed_announcement(now) {
+            // The sender has not seen this leadership: re-send the Coordinator to it
+            // alone (not to everyone, so Table 1's counts stay exact).
+            self.send(from, Message::Coordinator { term: self.term });
         }
-        // `term == self.term`: this leadership's Coordinator is already on its way.
+    }
+
+    /// Whether an Election of this leader's own term, arriving now, comes from a
+    /// member that cannot have seen the announcement. Elections that crossed the
+    /// Coordinator arrive within a round trip of it (Table 1's concurrent
+    /// elections); one that arrives later was sent by a member the Coordinator
+    /// never reached, such as one that has just started with a term that happens
+    /// to equal this leader's.
+    fn missed_announcement(&self, now: Instant) -> bool {
+        self.announced_at
+            .is_some_and(|at| now > Self::after(at, self.config.round_trip()))
     }
 
     /// Answer from `from` in `term`.

@@ -35,9 +35,17 @@ impl Node {
         }
         if self.would_preempt(from) {
             // Choice 5: a Coordinator from a lower id than a live higher member makes
-            // that member start an election, in a term above the one it just saw.
-            self.term = self.term.max(term);
-            self.begin_election(now, self.term.next());
+            // that member start an election, in a term above the one it just saw;
+            // unless it is already running one at least that recent, whose win
+            // will out-rank this leadership anyway.
+            let running = match self.phase {
+                Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
+                Phase::Idle | Phase::Leading => None,
+            };
+            if running.is_none_or(|running| running < term) {
+                self.term = self.term.max(term);
+                self.begin_election(now, self.term.next());
+            }
             return;
         }
         self.accept(now, token);
@@ -101,6 +109,7 @@ impl Node {
         });
         self.highest = Some(token);
         self.phase = Phase::Idle;
+        self.abstaining = false;
         self.timers.stop(Timer::Answer);
         self.timers.stop(Timer::Coordinator);
         self.arm_leader_timeout(now);
@@ -138,6 +147,7 @@ impl Node {
             term: token.term,
         });
         self.highest = Some(token);
+        self.announced_at = Some(now);
         self.stats.leaders_seen += 1;
         self.events.push_back(Event::LeaderElected {
             leader: self.id,

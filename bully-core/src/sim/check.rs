@@ -4,10 +4,13 @@
 //! - **S1** at most one node announces itself coordinator per term. Without a
 //!   quorum Bully promises this only among members in contact, so it is enforced
 //!   while the run is *synchronous*: no partition, cut, loss or over-long delay
-//!   has happened and no member has restarted (a restarted member's term and the
-//!   others' suspicion of it come from before it was back in contact). Outside
-//!   that, same-term announcements are counted, not flagged: the fencing token
-//!   `(term, id)` still orders them.
+//!   has happened, no failure detector has been told something false, and no
+//!   member has left the elections and come back (a restart, or a step-down:
+//!   such a member's term, and the others' exclusion of it, date from before it
+//!   was back in contact, so it can announce the term of an election that did
+//!   not ask it). Outside that, same-term announcements are counted, not
+//!   flagged: the fencing token `(term, id)` still orders them, and a quorum
+//!   (`Config::quorum`) rules them out.
 //! - **S2** a node's term and highest accepted token never decrease (per
 //!   incarnation: a restart without persisted state begins again).
 //! - **S3** a node never accepts, or follows, a token below the highest it had

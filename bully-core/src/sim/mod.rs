@@ -29,12 +29,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod chaos;
 mod check;
 mod network;
+pub mod scenario;
 mod trace;
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -45,8 +47,8 @@ pub use network::{LinkConfig, SendOutcome};
 pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
 
 use crate::config::{Config, ConfigError};
-use crate::event::{Event, Role};
-use crate::message::{NodeId, Transmit};
+use crate::event::{Event, FencingToken, Role};
+use crate::message::{MessageKind, NodeId, Transmit};
 use crate::node::Node;
 use crate::stats::MessageCounts;
 use check::Checker;
@@ -62,9 +64,15 @@ pub enum SimError {
     /// The node is crashed, so it cannot take the command.
     #[error("node {0} is crashed")]
     Crashed(NodeId),
+    /// `seed004_experiment` was asked for an experiment the seed does not describe.
+    #[error("seed 004 describes experiments 1 to 5, not {0}")]
+    UnknownExperiment(u8),
     /// The node configuration was rejected.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A node refused a command.
+    #[error(transparent)]
+    Command(#[from] crate::error::CommandError),
 }
 
 /// One member's place in the simulation.
@@ -97,9 +105,13 @@ pub struct Simulation {
     checker: Checker,
     /// Whether the run has left the synchronous model (see `check.rs`).
     faulted: bool,
+    /// Members up now.
+    live: usize,
     sent: MessageCounts,
     lost: u64,
     max_depth: u64,
+    /// Leaderships some member other than the leader followed, since the reset.
+    followed: BTreeSet<FencingToken>,
     measure_from: Instant,
     trace: Option<Vec<TraceRecord>>,
     outbox: Vec<Transmit>,
@@ -148,6 +160,7 @@ impl Simulation {
             return Err(SimError::Config(ConfigError::EmptyMembership));
         };
         let link = LinkConfig::reliable(first.config.max_message_delay());
+        let live = ids.len();
         Ok(Simulation {
             epoch,
             now: epoch,
@@ -158,9 +171,11 @@ impl Simulation {
             slots,
             timers: BinaryHeap::new(),
             faulted: false,
+            live,
             sent: MessageCounts::default(),
             lost: 0,
             max_depth: 0,
+            followed: BTreeSet::new(),
             measure_from: epoch,
             trace: None,
             outbox: Vec::new(),
@@ -282,6 +297,7 @@ impl Simulation {
         if let Some(node) = self.slots[index].node.take() {
             self.slots[index].last_term = node.term();
             self.slots[index].timer_at = None;
+            self.live -= 1;
             self.record(TraceEntry::Crash { node: id });
         }
         Ok(())
@@ -315,6 +331,7 @@ impl Simulation {
         let slot = &mut self.slots[index];
         slot.node = Some(node);
         slot.up_since = self.now;
+        self.live += 1;
         self.faulted = true;
         self.record(TraceEntry::Restart { node: id, durable });
         self.start(id)
@@ -525,6 +542,14 @@ impl Simulation {
         }
         self.checker
             .after_input(now, index, node, &self.event_buf, strict);
+        let alone = self.live == 1;
+        for event in &self.event_buf {
+            if let Event::LeaderElected { leader, term } = *event {
+                if leader != slot.id || alone {
+                    self.followed.insert(FencingToken { term, leader });
+                }
+            }
+        }
         let next = node.poll_timeout();
         if next != slot.timer_at {
             slot.timer_at = next;
@@ -554,7 +579,11 @@ impl Simulation {
             return;
         };
         self.sent[transmit.message.kind()] += 1;
-        self.max_depth = self.max_depth.max(depth);
+        if transmit.message.kind() != MessageKind::Heartbeat {
+            // Heartbeats are the detector's steady state, not part of an election's
+            // chain of dependent messages.
+            self.max_depth = self.max_depth.max(depth);
+        }
         let traced = self.trace.is_some().then(|| transmit.message.clone());
         let outcome = self
             .network
@@ -581,6 +610,7 @@ impl Simulation {
         self.sent = MessageCounts::default();
         self.lost = 0;
         self.max_depth = 0;
+        self.followed.clear();
         self.measure_from = self.now;
         for slot in &mut self.slots {
             slot.depth = 0;
@@ -599,9 +629,16 @@ impl Simulation {
     }
 
     /// The longest causal chain of messages since the last reset: the seeds'
-    /// "sequential (dependent) messages".
+    /// "sequential (dependent) messages". Heartbeats are not counted in chains.
     pub fn max_depth(&self) -> u64 {
         self.max_depth
+    }
+
+    /// How many leaderships (fencing tokens) some member other than the leader
+    /// followed since the last reset, or that a member held while alone: the leader
+    /// changes the cluster saw. A stale announcement everyone refused is not one.
+    pub fn leader_changes(&self) -> u64 {
+        self.followed.len() as u64
     }
 
     /// Simulated time since the last reset.
@@ -649,6 +686,12 @@ impl Simulation {
     /// model (allowed without a quorum; ordered by the fencing token).
     pub fn same_term_leaders(&self) -> u64 {
         self.checker.same_term_leaders()
+    }
+
+    /// Records that the run left the synchronous model by other means than the
+    /// network or a restart (a wrong failure-detector report).
+    pub(crate) fn mark_faulted(&mut self) {
+        self.faulted = true;
     }
 
     /// Whether the run has left the synchronous model (a network fault or a restart).

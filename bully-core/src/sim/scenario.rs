@@ -1,0 +1,194 @@
+//! The seeds' scenarios, measured: the election that Table 1 of seed 003 counts,
+//! seed 001's best and worst cases, a failover that every member detects by
+//! timeout, and seed 004's experiments. Tests assert on these and the `simulate`
+//! program prints them, so both report the same runs.
+
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::{SimError, Simulation};
+use crate::config::Config;
+use crate::message::{MessageKind, NodeId};
+use crate::stats::MessageCounts;
+
+/// What one measured election cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElectionReport {
+    /// Messages sent from the trigger until the election's last message, by kind.
+    /// Heartbeats are left out: they are the detector's steady state, not the
+    /// election's cost.
+    pub messages: MessageCounts,
+    /// Time from the trigger until every live member named the same leader, in
+    /// message delays (T_M).
+    pub delays: f64,
+    /// The longest chain of dependent messages (seed 004's "elapsed time" measure).
+    pub depth: u64,
+    /// The leader everyone agreed on, if they did.
+    pub leader: Option<NodeId>,
+    /// Leader changes the cluster saw: leaderships followed by at least one member
+    /// other than the leader.
+    pub leader_changes: u64,
+}
+
+impl ElectionReport {
+    /// All messages of the election.
+    pub fn total(&self) -> u64 {
+        self.messages.total()
+    }
+}
+
+/// Members `1..=n`.
+pub fn members(n: u64) -> impl Iterator<Item = NodeId> {
+    (1..=n).map(NodeId)
+}
+
+/// Seed 003's Table 1 setting: `n` live members `1..=n` with no leader (the crashed
+/// former coordinator is outside the set), and member `initiator` alone starts an
+/// election.
+pub fn one_initiator(
+    config: &Config,
+    n: u64,
+    initiator: NodeId,
+) -> Result<ElectionReport, SimError> {
+    let mut sim = Simulation::new(0, members(n), config.clone())?;
+    measure(&mut sim, |sim| {
+        sim.command(initiator, |node, now| node.start_election(now))
+            .map(|_| ())
+    })
+}
+
+/// A settled cluster of `1..=n` led by `n`: started together and run until they
+/// agree.
+pub fn settled(config: &Config, n: u64, seed: u64) -> Result<Simulation, SimError> {
+    let mut sim = Simulation::new(seed, members(n), config.clone())?;
+    sim.start_all();
+    let bound = sim.settle_bound();
+    sim.run_until_true(bound, |sim| sim.agreed_leader().is_some());
+    // Let the start-up election's stragglers land before anything is measured.
+    sim.run_for(config.coordinator_timeout());
+    Ok(sim)
+}
+
+/// From a settled cluster of `1..=n`: the members in `crashed` (the leader `n`
+/// among them, or not) crash, and at the same instant each member in `noticers`
+/// notices that the leader is down (an external failure detector's report).
+pub fn detection(
+    config: &Config,
+    n: u64,
+    crashed: &[NodeId],
+    noticers: &[NodeId],
+) -> Result<ElectionReport, SimError> {
+    let mut sim = settled(config, n, 0)?;
+    let leader = NodeId(n);
+    measure(&mut sim, |sim| {
+        for &id in crashed {
+            sim.crash(id)?;
+        }
+        for &id in noticers {
+            sim.command(id, |node, now| node.suspect(now, leader))??;
+        }
+        Ok(())
+    })
+}
+
+/// Seed 001's best case: the second-highest member notices that the leader
+/// crashed. The seeds expect `N - 2` Coordinator messages in one message time.
+pub fn best_case(config: &Config, n: u64) -> Result<ElectionReport, SimError> {
+    detection(config, n, &[NodeId(n)], &[NodeId(n - 1)])
+}
+
+/// Seed 001's worst case: the lowest member notices that the leader crashed. The
+/// seeds expect `O(N^2)` messages and "approximately 5 message transmission times".
+pub fn worst_case(config: &Config, n: u64) -> Result<ElectionReport, SimError> {
+    detection(config, n, &[NodeId(n)], &[NodeId(1)])
+}
+
+/// Failover as it happens in a real cluster: the leader of a settled `1..=n`
+/// crashes, nobody is told, and every member finds out from its own leader
+/// timeout. Staggering (`Config::with_stagger_detection`) decides whether that is
+/// the best case or the `O(N^2)` one.
+pub fn failover(config: &Config, n: u64, seed: u64) -> Result<ElectionReport, SimError> {
+    let mut sim = settled(config, n, seed)?;
+    measure(&mut sim, |sim| sim.crash(NodeId(n)))
+}
+
+/// Seed 004's experiments with six dancers (`number` 1 to 5). `seed` plays the die.
+///
+/// 1. Start-up from everyone sitting, one dancer at a time in a random order.
+/// 2. Start-up with everyone standing up at once.
+/// 3. From everyone active, the leader sits down and one random dancer notices.
+/// 4. The leader sits down and two random dancers notice at the same moment.
+/// 5. The leader and one other dancer sit down and one random dancer notices.
+pub fn seed004_experiment(
+    config: &Config,
+    number: u8,
+    seed: u64,
+) -> Result<ElectionReport, SimError> {
+    const DANCERS: u64 = 6;
+    let leader = NodeId(DANCERS);
+    let mut die = ChaCha8Rng::seed_from_u64(seed);
+    let mut others: Vec<NodeId> = members(DANCERS - 1).collect();
+    others.shuffle(&mut die);
+    match number {
+        1 => {
+            let mut sim = Simulation::new(seed, members(DANCERS), config.clone())?;
+            let mut order: Vec<NodeId> = members(DANCERS).collect();
+            order.shuffle(&mut die);
+            for &id in &order {
+                sim.crash(id)?;
+            }
+            let settle = sim.settle_bound();
+            measure(&mut sim, |sim| {
+                for &id in &order {
+                    sim.restart(id)?;
+                    sim.run_until_true(settle, |sim| sim.agreed_leader().is_some());
+                }
+                Ok(())
+            })
+        }
+        2 => {
+            let mut sim = Simulation::new(seed, members(DANCERS), config.clone())?;
+            measure(&mut sim, |sim| {
+                sim.start_all();
+                Ok(())
+            })
+        }
+        3 => detection(config, DANCERS, &[leader], &others[..1]),
+        4 => detection(config, DANCERS, &[leader], &others[..2]),
+        5 => detection(config, DANCERS, &[leader, others[0]], &others[1..2]),
+        _ => Err(SimError::UnknownExperiment(number)),
+    }
+}
+
+/// Runs `trigger`, then the cluster until every live member agrees, then long
+/// enough for the election's last messages (late answers, restarts) to land.
+fn measure(
+    sim: &mut Simulation,
+    trigger: impl FnOnce(&mut Simulation) -> Result<(), SimError>,
+) -> Result<ElectionReport, SimError> {
+    sim.reset_counts();
+    trigger(sim)?;
+    let bound = sim.settle_bound();
+    sim.run_until_true(bound, |sim| sim.agreed_leader().is_some());
+    let delays = sim.in_delays(sim.since_reset());
+    let leader = sim.agreed_leader();
+    let config = sim.slots[0].config.clone();
+    sim.run_for(config.coordinator_timeout() + config.answer_timeout() + tail(&config));
+    let mut messages = *sim.sent();
+    messages[MessageKind::Heartbeat] = 0;
+    Ok(ElectionReport {
+        messages,
+        delays,
+        depth: sim.max_depth(),
+        leader,
+        leader_changes: sim.leader_changes(),
+    })
+}
+
+/// Extra time for messages still in flight at agreement to land.
+fn tail(config: &Config) -> Duration {
+    config.max_message_delay() * 2
+}

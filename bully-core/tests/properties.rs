@@ -1,0 +1,150 @@
+//! DESIGN.md's properties over random fault schedules, for clusters of 2 to 9:
+//! S1 to S3 after every step (the simulator's checker), then, once the faults
+//! stop, L1 (every live member names the highest live member) and L2 (within
+//! `Config::settle_bound`).
+//!
+//! `BULLY_SIM_SEEDS` sets how many seeded schedules run (256 by default; CI runs
+//! 10,000). S1 is enforced on the crash-stop schedules (one in three), where the
+//! network keeps to the timing model and nobody restarts; elsewhere, without a
+//! quorum, two members may announce one term out of contact, and the fencing
+//! token orders them (see `bully_core::sim` and DESIGN.md).
+#![cfg(feature = "sim")]
+
+use std::time::Duration;
+
+use bully_core::sim::Simulation;
+use bully_core::sim::chaos::{Action, FaultMix, Settle, random_schedule};
+use bully_core::{Config, NodeId};
+use proptest::prelude::*;
+
+fn seeds() -> u64 {
+    std::env::var("BULLY_SIM_SEEDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(256)
+}
+
+/// Runs `schedule` on a started cluster of `1..=n`, heals, and checks every
+/// property; the error names what broke.
+fn check_schedule(
+    seed: u64,
+    n: u64,
+    config: &Config,
+    schedule: &[Action],
+) -> Result<Settle, String> {
+    let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
+    let mut sim = Simulation::new(seed, members, config.clone()).map_err(|e| e.to_string())?;
+    sim.start_all();
+    for action in schedule {
+        sim.apply(action).map_err(|e| e.to_string())?;
+        if !sim.violations().is_empty() {
+            return Err(format!(
+                "safety broken after {action:?}: {:?}",
+                sim.violations()
+            ));
+        }
+    }
+    let settle = sim.heal_and_settle();
+    if !sim.violations().is_empty() {
+        return Err(format!(
+            "safety broken while settling: {:?}",
+            sim.violations()
+        ));
+    }
+    if settle.leader != sim.highest_live() {
+        return Err(format!(
+            "L1: agreed on {:?}, highest live is {:?}",
+            settle.leader,
+            sim.highest_live()
+        ));
+    }
+    if sim.highest_live().is_some() && !settle.within_bound() {
+        return Err(format!(
+            "L2: agreement after {:?}, bound {:?}",
+            settle.converged_after, settle.bound
+        ));
+    }
+    Ok(settle)
+}
+
+#[test]
+fn every_seeded_fault_schedule_keeps_safety_and_settles_on_the_highest_live_member() {
+    let config = Config::default();
+    let mut strict = 0;
+    // Slowest agreement seen per cluster size, against its bound.
+    let mut slowest = [(Duration::ZERO, Duration::ZERO); 10];
+    for seed in 0..seeds() {
+        let n = 2 + seed % 8;
+        let mix = if seed % 3 == 0 {
+            strict += 1;
+            FaultMix::CRASH_STOP
+        } else {
+            FaultMix::ALL
+        };
+        let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
+        let schedule = random_schedule(
+            seed,
+            &members,
+            20,
+            Duration::from_millis(300),
+            config.max_message_delay(),
+            mix,
+        );
+        match check_schedule(seed, n, &config, &schedule) {
+            Ok(settle) => {
+                let after = settle.converged_after.unwrap_or_default();
+                let entry = &mut slowest[n as usize];
+                if after >= entry.0 {
+                    *entry = (after, settle.bound);
+                }
+            }
+            Err(broken) => panic!("seed {seed}, n {n}: {broken}\nschedule: {schedule:?}"),
+        }
+    }
+    eprintln!(
+        "{} schedules passed, {strict} of them crash-stop with S1 enforced",
+        seeds()
+    );
+    for (n, (after, bound)) in slowest.iter().enumerate().skip(2) {
+        eprintln!(
+            "  n={n}: slowest agreement {after:?} after the faults stopped (bound {bound:?})"
+        );
+    }
+}
+
+fn action(n: u64) -> impl Strategy<Value = Action> {
+    let id = (1..=n).prop_map(NodeId);
+    prop_oneof![
+        (0u64..600).prop_map(|ms| Action::Advance(Duration::from_millis(ms))),
+        id.clone().prop_map(Action::Crash),
+        id.clone().prop_map(Action::Restart),
+        id.clone().prop_map(Action::RestartDurable),
+        any::<u64>().prop_map(|mask| Action::Partition { mask }),
+        (id.clone(), id.clone()).prop_map(|(from, to)| Action::Cut { from, to }),
+        (id.clone(), id.clone()).prop_map(|(a, b)| Action::CutBoth { a, b }),
+        (0u8..50).prop_map(Action::Loss),
+        (0u8..30).prop_map(Action::Duplicate),
+        (0u64..60).prop_map(|ms| Action::Jitter(Duration::from_millis(ms))),
+        (id.clone(), id.clone()).prop_map(|(node, suspect)| Action::Suspect { node, suspect }),
+        id.clone().prop_map(Action::StartElection),
+        id.prop_map(Action::StepDown),
+        Just(Action::Heal),
+    ]
+}
+
+fn cluster_and_schedule() -> impl Strategy<Value = (u64, Vec<Action>)> {
+    (2u64..=9).prop_flat_map(|n| (Just(n), proptest::collection::vec(action(n), 0..24)))
+}
+
+proptest! {
+    // PROPTEST_CASES overrides the 256 cases run by default.
+    #![proptest_config(ProptestConfig::default())]
+
+    /// The same properties, with schedules proptest can shrink to a minimal
+    /// counterexample.
+    #[test]
+    fn shrinking_fault_schedules_keep_safety_and_settle((n, schedule) in cluster_and_schedule()) {
+        let outcome = check_schedule(7, n, &Config::default(), &schedule);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}

@@ -1,0 +1,105 @@
+//! Seed 004's "Bully Algorithm Dance": experiments 1 to 5 with six dancers, for
+//! many throws of the die.
+#![cfg(feature = "sim")]
+
+use bully_core::sim::scenario;
+use bully_core::{Config, MessageKind, NodeId};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+const THROWS: u64 = 20;
+
+#[test]
+fn experiment_1_one_dancer_at_a_time_every_new_tallest_takes_the_crown() {
+    for seed in 0..THROWS {
+        // Replay the die to know the order the experiment used.
+        let mut die = ChaCha8Rng::seed_from_u64(seed);
+        let mut others: Vec<NodeId> = scenario::members(5).collect();
+        others.shuffle(&mut die);
+        let mut order: Vec<NodeId> = scenario::members(6).collect();
+        order.shuffle(&mut die);
+        let prefix_maxima = order
+            .iter()
+            .scan(NodeId(0), |max, &id| {
+                let new = id > *max;
+                *max = (*max).max(id);
+                Some(new)
+            })
+            .filter(|&new| new)
+            .count() as u64;
+
+        let report = scenario::seed004_experiment(&Config::default(), 1, seed).unwrap();
+        assert_eq!(report.leader, Some(NodeId(6)), "order {order:?}");
+        assert_eq!(
+            report.leader_changes, prefix_maxima,
+            "order {order:?}: the crown moves exactly when a taller dancer stands"
+        );
+    }
+}
+
+#[test]
+fn experiment_2_all_at_once_dancer_6_is_crowned_once() {
+    let report = scenario::seed004_experiment(&Config::default(), 2, 0).unwrap();
+    assert_eq!(report.leader, Some(NodeId(6)));
+    assert_eq!(report.leader_changes, 1);
+    // Every dancer asks all taller ones (15 Votes), each is answered (15 OKs), and
+    // 6 crowns itself for the other 5 to see.
+    assert_eq!(report.messages[MessageKind::Election], 15);
+    assert_eq!(report.messages[MessageKind::Answer], 15);
+    assert_eq!(report.messages[MessageKind::Coordinator], 5);
+}
+
+#[test]
+fn experiment_3_leader_sits_down_and_one_dancer_notices() {
+    for seed in 0..THROWS {
+        let report = scenario::seed004_experiment(&Config::default(), 3, seed).unwrap();
+        assert_eq!(report.leader, Some(NodeId(5)), "seed {seed}");
+        assert_eq!(report.leader_changes, 1, "seed {seed}");
+        // At most the worst case (dancer 1 notices), at least the best (5 notices).
+        assert!(
+            (4..=28).contains(&report.total()),
+            "seed {seed}: {}",
+            report.messages
+        );
+    }
+}
+
+#[test]
+fn experiment_4_leader_sits_down_and_two_dancers_notice_at_once() {
+    for seed in 0..THROWS {
+        let report = scenario::seed004_experiment(&Config::default(), 4, seed).unwrap();
+        assert_eq!(report.leader, Some(NodeId(5)), "seed {seed}");
+        assert_eq!(
+            report.leader_changes, 1,
+            "two elections, one crown: seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn experiment_5_leader_and_another_sit_down_and_one_notices() {
+    for seed in 0..THROWS {
+        let report = scenario::seed004_experiment(&Config::default(), 5, seed).unwrap();
+        let mut die = ChaCha8Rng::seed_from_u64(seed);
+        let mut others: Vec<NodeId> = scenario::members(5).collect();
+        others.shuffle(&mut die);
+        let expected = if others[0] == NodeId(5) {
+            NodeId(4)
+        } else {
+            NodeId(5)
+        };
+        assert_eq!(
+            report.leader,
+            Some(expected),
+            "seed {seed}: {} sat down too",
+            others[0]
+        );
+        assert_eq!(report.leader_changes, 1, "seed {seed}");
+    }
+}
+
+#[test]
+fn there_is_no_experiment_6_in_the_seed() {
+    assert!(scenario::seed004_experiment(&Config::default(), 6, 0).is_err());
+}

@@ -318,6 +318,30 @@ impl Config {
         })
     }
 
+    /// Modified Bully's fail-safe: how long a member keeps its election flag up
+    /// without hearing a Coordinator before it starts an election itself (before
+    /// staggering by rank): the initiator's collection, the handover, the chosen
+    /// member's check and its announcement, `coordinator_timeout + answer_timeout`.
+    pub fn flag_timeout(&self) -> Duration {
+        self.coordinator_timeout()
+            .saturating_add(self.answer_timeout())
+    }
+
+    /// Ring: how long the initiator waits for its token to come back, and a member
+    /// that passed a token waits for the second pass, before starting over, for a
+    /// ring of `members` and a member with `rank` members above it: two passes
+    /// round the ring, every hop allowed an acknowledgement timeout, plus the
+    /// staggering step per rank so the highest waiting member restarts first.
+    pub fn ring_timeout(&self, members: usize, rank: usize) -> Duration {
+        let hop = self
+            .answer_timeout()
+            .saturating_add(self.max_processing_time);
+        let hops = u32::try_from(members.saturating_mul(2)).unwrap_or(u32::MAX);
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        hop.saturating_mul(hops)
+            .saturating_add(self.stagger_step().saturating_mul(rank))
+    }
+
     /// The staggering step: how much later a follower suspects the leader than the
     /// member just above it. `answer_timeout + T_M`: the member above may hear the
     /// last heartbeat up to T_M later, and its Coordinator needs a round trip to
@@ -359,29 +383,50 @@ impl Config {
     }
 
     /// The worst-case time, once faults stop, for every live connected member to
-    /// name the same leader, from any state the faults left behind (the L2 property
-    /// the simulator checks): the slowest follower's leader timeout or a stalled
-    /// candidate's coordinator timeout, then one more election, plus a heartbeat
-    /// interval for a stale leader to hear of a newer term and a few reactions.
+    /// name the same leader, from any state the faults left behind (the L2
+    /// property the simulator checks).
+    ///
+    /// The chain it allows for: the slowest wait that can be pending when the
+    /// faults stop (the lowest follower's staggered leader timeout, a stalled
+    /// candidate's coordinator and answer timeouts, the lowest member's modified
+    /// flag or ring timeout); then an election; then a heartbeat interval, for
+    /// members the winner wrongly suspects to hear of it from its heartbeats; then,
+    /// if one of those outranks the winner, its own election and heartbeat
+    /// interval; a few reactions; and, under `Preemption::AfterStable`, the stable
+    /// period.
     pub fn settle_bound(&self, members: usize) -> Duration {
         let t_m = self.max_message_delay;
         let reaction = t_m.saturating_add(self.max_processing_time);
-        let slowest_detection = self
+        let lowest_rank = members.saturating_sub(1);
+        let mut wait = self
             .leader_timeout_at_rank(members.saturating_sub(2))
-            .saturating_add(t_m);
-        let stalled_candidate = self
-            .coordinator_timeout()
-            .saturating_add(self.answer_timeout());
-        let wait = slowest_detection
-            .max(stalled_candidate)
+            .saturating_add(t_m)
+            .max(
+                self.coordinator_timeout()
+                    .saturating_add(self.answer_timeout()),
+            )
             .max(self.heartbeat_interval.saturating_add(t_m));
+        match self.algorithm {
+            Algorithm::Classic => {}
+            Algorithm::Modified => {
+                let rank = u32::try_from(lowest_rank).unwrap_or(u32::MAX);
+                let flag = self
+                    .flag_timeout()
+                    .saturating_add(self.stagger_step().saturating_mul(rank));
+                wait = wait.max(flag);
+            }
+            Algorithm::Ring => wait = wait.max(self.ring_timeout(members, lowest_rank)),
+        }
+        let election = self
+            .answer_timeout()
+            .saturating_add(self.election_overhead(members));
+        let round = election.saturating_add(self.heartbeat_interval);
         let stable = match self.preemption {
             Preemption::AfterStable(d) => d.saturating_add(self.heartbeat_interval),
             _ => Duration::ZERO,
         };
-        wait.saturating_add(self.answer_timeout())
+        wait.saturating_add(round.saturating_mul(2))
             .saturating_add(reaction.saturating_mul(4))
-            .saturating_add(self.election_overhead(members).saturating_mul(2))
             .saturating_add(stable)
     }
 

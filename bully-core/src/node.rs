@@ -2,6 +2,8 @@
 
 mod classic;
 mod leadership;
+mod modified;
+mod ring;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -79,6 +81,15 @@ pub struct Node {
     /// When this node last announced its leadership (to tell a member that missed
     /// the announcement from one whose Election crossed it).
     announced_at: Option<Instant>,
+    /// An election this node takes part in without running it: modified Bully's
+    /// raised flag, or a ring token it passed on. Lowered by a leadership.
+    pending_election: Option<Term>,
+    /// Modified Bully: the highest member that answered the running collection.
+    best_responder: Option<NodeId>,
+    /// Ring: the token passed on and not yet acknowledged.
+    ring_hop: Option<ring::PendingHop>,
+    /// Ring: the strongest `(term, initiator)` token passed on.
+    ring_best: Option<(Term, NodeId)>,
 }
 
 impl Node {
@@ -120,6 +131,10 @@ impl Node {
             latest: None,
             announced_at: None,
             abstaining: false,
+            pending_election: None,
+            best_responder: None,
+            ring_hop: None,
+            ring_best: None,
         })
     }
 
@@ -292,15 +307,37 @@ impl Node {
             Message::Resign { term } => self.on_resign(now, from, term),
             Message::Election { term } => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_election(now, from, term),
-                _ => self.drop_input(DropReason::Unexpected),
+                Algorithm::Modified => self.modified_on_election(now, from, term),
+                Algorithm::Ring => self.drop_input(DropReason::Unexpected),
             },
             Message::Answer { term } => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_answer(now, from, term),
+                Algorithm::Modified => self.modified_on_answer(now, from, term),
+                Algorithm::Ring => self.ring_on_answer(from, term),
+            },
+            Message::Takeover { term } => match self.config.algorithm() {
+                Algorithm::Modified => self.modified_on_takeover(now, from, term),
                 _ => self.drop_input(DropReason::Unexpected),
             },
-            Message::Takeover { .. }
-            | Message::RingElection { .. }
-            | Message::RingCoordinator { .. } => self.drop_input(DropReason::Unexpected),
+            Message::RingElection {
+                term,
+                initiator,
+                active,
+            } => match self.config.algorithm() {
+                Algorithm::Ring => self.ring_on_election(now, from, term, initiator, active),
+                _ => self.drop_input(DropReason::Unexpected),
+            },
+            Message::RingCoordinator {
+                term,
+                leader,
+                initiator,
+                active,
+            } => match self.config.algorithm() {
+                Algorithm::Ring => {
+                    self.ring_on_coordinator(now, from, (term, leader, initiator), active)
+                }
+                _ => self.drop_input(DropReason::Unexpected),
+            },
         }
     }
 
@@ -335,19 +372,90 @@ impl Node {
         match timer {
             Timer::Heartbeat => self.send_heartbeats(now),
             Timer::LeaderTimeout => self.on_leader_timeout(now),
-            Timer::Answer => self.classic_on_answer_timeout(now),
+            Timer::Answer => match self.config.algorithm() {
+                Algorithm::Classic => self.classic_on_answer_timeout(now),
+                Algorithm::Modified => self.modified_on_answer_timeout(now),
+                Algorithm::Ring => {}
+            },
             Timer::Coordinator => self.on_coordinator_timeout(now),
-            Timer::RingHop | Timer::Stable => {}
+            Timer::RingHop => self.ring_on_hop_timeout(now),
+            Timer::Stable => self.on_stable(now),
         }
     }
 
-    /// Starts (or joins) the election of `term`: the one entry to candidacy, so the
-    /// events and the term move the same way whatever the cause.
+    /// Starts (or joins) the election of `term`: the one entry to running an
+    /// election, so the events and the term move the same way whatever the cause.
     fn begin_election(&mut self, now: Instant, term: Term) {
-        self.abstaining = false;
-        if self.phase == Phase::Leading {
-            self.resign_leadership();
+        self.enter_election(term);
+        match self.config.algorithm() {
+            Algorithm::Classic => self.classic_open_election(now),
+            Algorithm::Modified => self.modified_open_election(now, modified::Ask::Everyone),
+            Algorithm::Ring => self.ring_open_election(now),
         }
+    }
+
+    /// Modified Bully's chosen member: checks with the members above it in `term`.
+    fn begin_check(&mut self, now: Instant, term: Term) {
+        self.enter_election(term);
+        self.modified_open_election(now, modified::Ask::Higher);
+    }
+
+    /// What starting to run an election does whatever the algorithm: leave the
+    /// leader role, let go of the leader, move the term, stop the other waits.
+    fn enter_election(&mut self, term: Term) {
+        self.abstaining = false;
+        self.leave_role();
+        self.drop_leader();
+        self.term = self.term.max(term);
+        self.pending_election = None;
+        self.ring_hop = None;
+        for timer in [
+            Timer::LeaderTimeout,
+            Timer::Answer,
+            Timer::Coordinator,
+            Timer::RingHop,
+            Timer::Stable,
+        ] {
+            self.timers.stop(timer);
+        }
+        self.stats.elections_started += 1;
+        self.events
+            .push_back(Event::ElectionStarted { term: self.term });
+    }
+
+    /// Takes part in another member's election of `term` (modified: the raised
+    /// flag; ring: a token passed on) and waits, staggered by rank, for its result.
+    fn join_as_participant(&mut self, now: Instant, term: Term) {
+        self.drop_leader();
+        self.term = self.term.max(term);
+        self.pending_election = Some(term);
+        self.timers.stop(Timer::LeaderTimeout);
+        self.timers.stop(Timer::Stable);
+        let rank = self.members.rank_below(None);
+        let wait = match self.config.algorithm() {
+            Algorithm::Ring => self.config.ring_timeout(self.members.len(), rank),
+            Algorithm::Classic | Algorithm::Modified => self
+                .config
+                .flag_timeout()
+                .saturating_add(self.config.stagger_step().saturating_mul(rank as u32)),
+        };
+        self.timers.set(Timer::Coordinator, Self::after(now, wait));
+    }
+
+    /// Stops leading, if it does (`SteppedDown`), or running an election of its own.
+    fn leave_role(&mut self) {
+        match self.phase {
+            Phase::Leading => self.resign_leadership(),
+            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } => {
+                self.phase = Phase::Idle;
+                self.timers.stop(Timer::Answer);
+            }
+            Phase::Idle => {}
+        }
+    }
+
+    /// Forgets the accepted leader (`LeaderLost` if it was another member).
+    fn drop_leader(&mut self) {
         if let Some(leader) = self.leader.take() {
             if leader.id != self.id {
                 self.events.push_back(Event::LeaderLost {
@@ -356,25 +464,14 @@ impl Node {
                 });
             }
         }
-        self.term = self.term.max(term);
-        self.timers.stop(Timer::LeaderTimeout);
-        self.timers.stop(Timer::Answer);
-        self.timers.stop(Timer::Coordinator);
-        self.stats.elections_started += 1;
-        self.events
-            .push_back(Event::ElectionStarted { term: self.term });
-        match self.config.algorithm() {
-            Algorithm::Classic | Algorithm::Modified | Algorithm::Ring => {
-                self.classic_open_election(now)
-            }
-        }
     }
 
-    /// A candidate that was answered heard no Coordinator in time: it starts over
-    /// in a new term (seeds 000/002), see `classic.rs` for why it does not crown
-    /// itself.
+    /// Nothing came of an election in time (classic: the Coordinator after an
+    /// Answer, see `classic.rs` for why this node does not crown itself; modified:
+    /// the flag's fail-safe; ring: the token or the second pass): start over in a
+    /// new term.
     fn on_coordinator_timeout(&mut self, now: Instant) {
-        if matches!(self.phase, Phase::AwaitingCoordinator { .. }) {
+        if self.phase != Phase::Leading {
             self.begin_election(now, self.term.next());
         }
     }

@@ -45,6 +45,10 @@ impl TimerTable {
         self.deadlines[timer as usize] = Some(at);
     }
 
+    pub(crate) fn is_armed(&self, timer: Timer) -> bool {
+        self.deadlines[timer as usize].is_some()
+    }
+
     pub(crate) fn stop(&mut self, timer: Timer) {
         self.deadlines[timer as usize] = None;
     }

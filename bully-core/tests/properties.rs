@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bully_core::sim::Simulation;
 use bully_core::sim::chaos::{Action, FaultMix, Settle, random_schedule};
-use bully_core::{Config, NodeId};
+use bully_core::{Algorithm, Config, NodeId};
 use proptest::prelude::*;
 
 fn seeds() -> u64 {
@@ -67,9 +67,26 @@ fn check_schedule(
     Ok(settle)
 }
 
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
+
 #[test]
-fn every_seeded_fault_schedule_keeps_safety_and_settles_on_the_highest_live_member() {
-    let config = Config::default();
+fn classic_keeps_safety_and_settles_on_the_highest_live_member() {
+    sweep(Algorithm::Classic);
+}
+
+#[test]
+fn modified_keeps_safety_and_settles_on_the_highest_live_member() {
+    sweep(Algorithm::Modified);
+}
+
+#[test]
+fn ring_keeps_safety_and_settles_on_the_highest_live_member() {
+    sweep(Algorithm::Ring);
+}
+
+/// Runs `BULLY_SIM_SEEDS` seeded schedules for one algorithm.
+fn sweep(algorithm: Algorithm) {
+    let config = Config::default().with_algorithm(algorithm);
     let mut strict = 0;
     // Slowest agreement seen per cluster size, against its bound.
     let mut slowest = [(Duration::ZERO, Duration::ZERO); 10];
@@ -98,11 +115,13 @@ fn every_seeded_fault_schedule_keeps_safety_and_settles_on_the_highest_live_memb
                     *entry = (after, settle.bound);
                 }
             }
-            Err(broken) => panic!("seed {seed}, n {n}: {broken}\nschedule: {schedule:?}"),
+            Err(broken) => {
+                panic!("{algorithm:?} seed {seed}, n {n}: {broken}\nschedule: {schedule:?}")
+            }
         }
     }
     eprintln!(
-        "{} schedules passed, {strict} of them crash-stop with S1 enforced",
+        "{algorithm:?}: {} schedules passed, {strict} of them crash-stop with S1 enforced",
         seeds()
     );
     for (n, (after, bound)) in slowest.iter().enumerate().skip(2) {
@@ -132,8 +151,14 @@ fn action(n: u64) -> impl Strategy<Value = Action> {
     ]
 }
 
-fn cluster_and_schedule() -> impl Strategy<Value = (u64, Vec<Action>)> {
-    (2u64..=9).prop_flat_map(|n| (Just(n), proptest::collection::vec(action(n), 0..24)))
+fn cluster_and_schedule() -> impl Strategy<Value = (Algorithm, u64, Vec<Action>)> {
+    (0usize..3, 2u64..=9).prop_flat_map(|(algorithm, n)| {
+        (
+            Just(ALGORITHMS[algorithm]),
+            Just(n),
+            proptest::collection::vec(action(n), 0..24),
+        )
+    })
 }
 
 proptest! {
@@ -143,8 +168,11 @@ proptest! {
     /// The same properties, with schedules proptest can shrink to a minimal
     /// counterexample.
     #[test]
-    fn shrinking_fault_schedules_keep_safety_and_settle((n, schedule) in cluster_and_schedule()) {
-        let outcome = check_schedule(7, n, &Config::default(), &schedule);
+    fn shrinking_fault_schedules_keep_safety_and_settle(
+        (algorithm, n, schedule) in cluster_and_schedule()
+    ) {
+        let config = Config::default().with_algorithm(algorithm);
+        let outcome = check_schedule(7, n, &config, &schedule);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }

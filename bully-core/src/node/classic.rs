@@ -92,7 +92,7 @@ impl Node {
 
     /// The sitting leader, answering a lower member's Election: tell that member
     /// who leads, without disturbing anyone else.
-    fn leader_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
+    pub(super) fn leader_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
         if term > self.term {
             // A newer election began: the sender lost this leader. Every member may
             // be in that election now, so the leadership is re-announced to all in

@@ -26,8 +26,8 @@ impl Node {
             // that is still announcing is told who leads now, by the leader only and
             // to it only, so a stale leader costs one message, not a broadcast.
             self.drop_input(DropReason::StaleLeader);
-            if self.phase == Phase::Leading {
-                self.send(from, Message::Coordinator { term: self.term });
+            if let Some(own) = self.leadership_term() {
+                self.send(from, Message::Coordinator { term: own });
             } else if self.phase == Phase::Idle && self.leader.is_some_and(|l| l.id == from) {
                 self.on_leader_amnesia(now, from);
             }
@@ -40,7 +40,7 @@ impl Node {
             // will out-rank this leadership anyway.
             let running = match self.phase {
                 Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
-                Phase::Idle | Phase::Leading => None,
+                Phase::Idle | Phase::Leading => self.pending_election,
             };
             if running.is_none_or(|running| running < term) {
                 self.term = self.term.max(term);
@@ -88,8 +88,9 @@ impl Node {
             .set(Timer::LeaderTimeout, Self::after(now, offset));
     }
 
-    /// Whether this node, seeing `from` lead, should take the leadership over.
-    fn would_preempt(&self, from: NodeId) -> bool {
+    /// Whether this node, seeing `from` lead, should take the leadership over at
+    /// once. Under `AfterStable` it first follows, and `on_stable` decides later.
+    pub(super) fn would_preempt(&self, from: NodeId) -> bool {
         from < self.id
             && match self.config.preemption() {
                 Preemption::Always => true,
@@ -97,8 +98,25 @@ impl Node {
             }
     }
 
+    /// `Preemption::AfterStable`: this node has followed a lower leader, in
+    /// contact, for the whole stable period; now it takes over.
+    pub(super) fn on_stable(&mut self, now: Instant) {
+        let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
+        if self.phase == Phase::Idle && lower_leader {
+            self.begin_election(now, self.term.next());
+        }
+    }
+
+    /// The term of this node's own leadership, if it leads.
+    pub(super) fn leadership_term(&self) -> Option<Term> {
+        match (self.phase, self.leader) {
+            (Phase::Leading, Some(leader)) if leader.id == self.id => Some(leader.term),
+            _ => None,
+        }
+    }
+
     /// Accepts `token` as the leadership to follow.
-    fn accept(&mut self, now: Instant, token: FencingToken) {
+    pub(super) fn accept(&mut self, now: Instant, token: FencingToken) {
         if self.phase == Phase::Leading {
             self.resign_leadership();
         }
@@ -110,9 +128,17 @@ impl Node {
         self.highest = Some(token);
         self.phase = Phase::Idle;
         self.abstaining = false;
+        self.pending_election = None;
         self.timers.stop(Timer::Answer);
         self.timers.stop(Timer::Coordinator);
         self.arm_leader_timeout(now);
+        if let Preemption::AfterStable(period) = self.config.preemption() {
+            if token.leader < self.id && !self.timers.is_armed(Timer::Stable) {
+                // In contact with a lower leader from now on: take over once that
+                // has lasted the whole period (a flapping member never gets there).
+                self.timers.set(Timer::Stable, Self::after(now, period));
+            }
+        }
         self.stats.leaders_seen += 1;
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
@@ -122,19 +148,43 @@ impl Node {
 
     /// Wins the election of the current term and announces it.
     pub(super) fn become_leader(&mut self, now: Instant) {
+        self.take_leadership(now, true);
+    }
+
+    /// Wins the election of the current term. `announce`: broadcast Coordinator
+    /// (classic, modified); the ring's second pass is its own announcement.
+    pub(super) fn take_leadership(&mut self, now: Instant, announce: bool) {
         let token = FencingToken {
             term: self.term,
             leader: self.id,
         };
-        debug_assert!(self.highest.is_none_or(|highest| token > highest));
+        debug_assert!(
+            self.highest.is_none_or(|highest| token > highest),
+            "{token} is not above {:?}",
+            self.highest
+        );
         self.phase = Phase::Leading;
+        self.pending_election = None;
         self.stats.times_leader += 1;
         self.events
             .push_back(Event::BecameLeader { term: self.term });
-        self.timers.stop(Timer::LeaderTimeout);
-        self.timers.stop(Timer::Answer);
-        self.timers.stop(Timer::Coordinator);
-        self.announce(now, token);
+        for timer in [
+            Timer::LeaderTimeout,
+            Timer::Answer,
+            Timer::Coordinator,
+            Timer::Stable,
+        ] {
+            self.timers.stop(timer);
+        }
+        if announce {
+            self.announce(now, token);
+        } else {
+            self.record_leadership(now, token);
+            self.timers.set(
+                Timer::Heartbeat,
+                Self::after(now, self.config.heartbeat_interval()),
+            );
+        }
     }
 
     /// Records this node's own leadership of `token` and tells every member the
@@ -142,17 +192,7 @@ impl Node {
     /// crashed leader is suspected). Suspected members still get heartbeats, which
     /// is how one that comes back learns who leads.
     pub(super) fn announce(&mut self, now: Instant, token: FencingToken) {
-        self.leader = Some(Leader {
-            id: self.id,
-            term: token.term,
-        });
-        self.highest = Some(token);
-        self.announced_at = Some(now);
-        self.stats.leaders_seen += 1;
-        self.events.push_back(Event::LeaderElected {
-            leader: self.id,
-            term: token.term,
-        });
+        self.record_leadership(now, token);
         let term = token.term;
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
@@ -166,10 +206,26 @@ impl Node {
         );
     }
 
+    /// Makes `token`, this node's own, the leadership it follows.
+    fn record_leadership(&mut self, now: Instant, token: FencingToken) {
+        self.leader = Some(Leader {
+            id: self.id,
+            term: token.term,
+        });
+        self.highest = Some(token);
+        self.announced_at = Some(now);
+        self.stats.leaders_seen += 1;
+        self.events.push_back(Event::LeaderElected {
+            leader: self.id,
+            term: token.term,
+        });
+    }
+
     /// Leaves the leader role (the caller decides what comes next).
     pub(super) fn resign_leadership(&mut self) {
         self.phase = Phase::Idle;
         self.timers.stop(Timer::Heartbeat);
+        self.timers.stop(Timer::Stable);
         if self.leader.is_some_and(|leader| leader.id == self.id) {
             self.leader = None;
         }
@@ -179,10 +235,9 @@ impl Node {
 
     /// The leader's heartbeat round: every member, suspected or not.
     pub(super) fn send_heartbeats(&mut self, now: Instant) {
-        if self.phase != Phase::Leading {
+        let Some(term) = self.leadership_term() else {
             return;
-        }
-        let term = self.term;
+        };
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id {
@@ -207,7 +262,8 @@ impl Node {
     /// The leader has been silent for the whole timeout (or, after a non-preempting
     /// start, no leader was heard at all): suspect it and elect.
     pub(super) fn on_leader_timeout(&mut self, now: Instant) {
-        if self.phase != Phase::Idle {
+        if self.phase != Phase::Idle || self.pending_election.is_some() {
+            // An election is under way: its own timers decide.
             return;
         }
         if let Some(leader) = self.leader {

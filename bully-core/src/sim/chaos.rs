@@ -96,8 +96,10 @@ impl Simulation {
             Action::Jitter(jitter) => self.update_default_link(|link| link.jitter = jitter),
             Action::Suspect { node, suspect } => {
                 if self.is_up(node) && node != suspect {
-                    self.command(node, |n, now| n.suspect(now, suspect))??;
+                    // Marked first: the wrong report's consequences are checked
+                    // outside the synchronous model.
                     self.mark_faulted();
+                    self.command(node, |n, now| n.suspect(now, suspect))??;
                 }
             }
             Action::StartElection(id) => {
@@ -106,10 +108,14 @@ impl Simulation {
                 }
             }
             Action::StepDown(id) => {
-                if self.is_up(id) && self.command(id, |node, now| node.step_down(now))? {
+                let leads = self
+                    .node(id)
+                    .is_some_and(|node| node.role() == crate::Role::Leader);
+                if leads {
                     // The resigner leaves the elections and may come back into one
                     // that no longer asks it, as a restarted member does.
                     self.mark_faulted();
+                    self.command(id, |node, now| node.step_down(now))?;
                 }
             }
             Action::Heal => self.heal_all(),

@@ -1,0 +1,294 @@
+//! The ring algorithm (seed 001): members sit in a logical ring in id order; the
+//! initiator sends a token to its successor, each live member adds its id and
+//! passes it on, and when the token is back the initiator sends a second pass
+//! round the live members telling each the coordinator (the highest id collected)
+//! and the active list.
+//!
+//! Choices the seed leaves open, made here:
+//!
+//! - **Skipping the dead.** Every hop is acknowledged with `Answer`; a sender that
+//!   hears no acknowledgement within `answer_timeout` suspects that successor and
+//!   passes the token to the next one ("the next available successor").
+//! - **The second pass circulates** along the active list (a message, not a
+//!   broadcast), each hop acknowledged the same way, and stops before the
+//!   initiator: `N - 1` messages for `N` live members.
+//! - **Concurrent initiators.** A member forwards only the strongest token it has
+//!   seen, by `(term, initiator)`; weaker ones stop there. Their initiators hear
+//!   the winner's second pass and stand down.
+//! - **Lost tokens.** The initiator, and every member that forwarded a token,
+//!   waits for the second pass for `Config::ring_timeout`, staggered by rank, then
+//!   starts a new election.
+//! - **Who announces.** The coordinator becomes leader when the second pass
+//!   reaches it; it does not broadcast a Coordinator of its own (the pass is the
+//!   announcement), but it does send heartbeats to every member.
+
+use std::time::Instant;
+
+use super::{Node, Phase};
+use crate::event::FencingToken;
+use crate::message::{Message, NodeId, Term};
+use crate::stats::DropReason;
+use crate::timer::Timer;
+
+/// A token this node passed on and whose acknowledgement it awaits.
+#[derive(Clone, Debug)]
+pub(super) struct PendingHop {
+    pub(super) to: NodeId,
+    pub(super) message: Message,
+}
+
+impl Node {
+    /// The initiator's first hop.
+    pub(super) fn ring_open_election(&mut self, now: Instant) {
+        let term = self.term;
+        self.ring_best = Some((term, self.id));
+        self.phase = Phase::Electing { term };
+        let token = Message::RingElection {
+            term,
+            initiator: self.id,
+            active: vec![self.id],
+        };
+        self.ring_pass(now, token);
+        self.arm_ring_timeout(now);
+    }
+
+    /// RingElection from `from`.
+    pub(super) fn ring_on_election(
+        &mut self,
+        now: Instant,
+        from: NodeId,
+        term: Term,
+        initiator: NodeId,
+        mut active: Vec<NodeId>,
+    ) {
+        self.send(from, Message::Answer { term });
+        let Some(listed) = self.check_active_list(&active, initiator) else {
+            self.drop_input(DropReason::Unexpected);
+            return;
+        };
+        if initiator == self.id {
+            if self.phase == (Phase::Electing { term }) {
+                self.ring_conclude(now, term, active);
+            } else {
+                self.drop_input(DropReason::Outdated);
+            }
+            return;
+        }
+        if term < self.term {
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
+        if self.abstaining {
+            // A resigned member stays out of the active list but keeps the ring
+            // whole by passing the token on.
+            self.ring_pass(
+                now,
+                Message::RingElection {
+                    term,
+                    initiator,
+                    active,
+                },
+            );
+            return;
+        }
+        if self.ring_best.is_some_and(|best| (term, initiator) < best) {
+            // A weaker concurrent election: it stops here.
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
+        if listed {
+            // The token has been round this node already (a forged or looping one).
+            self.drop_input(DropReason::Unexpected);
+            return;
+        }
+        self.ring_best = Some((term, initiator));
+        // This node's leadership, or its own weaker election, gives way to the
+        // newer pass; it takes part as any member does.
+        self.leave_role();
+        if self.pending_election != Some(term) {
+            self.join_as_participant(now, term);
+        }
+        active.push(self.id);
+        self.ring_pass(
+            now,
+            Message::RingElection {
+                term,
+                initiator,
+                active,
+            },
+        );
+    }
+
+    /// The token came back: the highest id collected leads.
+    fn ring_conclude(&mut self, now: Instant, term: Term, active: Vec<NodeId>) {
+        let Some(&leader) = active.iter().max() else {
+            return;
+        };
+        self.timers.stop(Timer::Coordinator);
+        let pass = Message::RingCoordinator {
+            term,
+            leader,
+            initiator: self.id,
+            active,
+        };
+        self.ring_adopt(now, term, leader);
+        self.ring_pass(now, pass);
+    }
+
+    /// RingCoordinator from `from`.
+    pub(super) fn ring_on_coordinator(
+        &mut self,
+        now: Instant,
+        from: NodeId,
+        (term, leader, initiator): (Term, NodeId, NodeId),
+        active: Vec<NodeId>,
+    ) {
+        self.send(from, Message::Answer { term });
+        let Some(listed) = self.check_active_list(&active, initiator) else {
+            self.drop_input(DropReason::Unexpected);
+            return;
+        };
+        if active.iter().max() != Some(&leader) {
+            self.drop_input(DropReason::Unexpected);
+            return;
+        }
+        if initiator == self.id {
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
+        let token = FencingToken { term, leader };
+        if self.highest.is_some_and(|highest| token < highest) || term < self.term {
+            self.drop_input(DropReason::StaleLeader);
+            return;
+        }
+        if !listed && self.would_preempt(leader) {
+            // It was not in the ring when the token passed, and outranks the result.
+            self.term = self.term.max(term);
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        self.ring_adopt(now, term, leader);
+        self.ring_pass(
+            now,
+            Message::RingCoordinator {
+                term,
+                leader,
+                initiator,
+                active,
+            },
+        );
+    }
+
+    /// Takes the pass's result: lead, or follow.
+    fn ring_adopt(&mut self, now: Instant, term: Term, leader: NodeId) {
+        let token = FencingToken { term, leader };
+        if self.highest.is_some_and(|highest| token <= highest) {
+            return;
+        }
+        self.pending_election = None;
+        if leader == self.id {
+            self.term = self.term.max(term);
+            self.phase = Phase::Idle;
+            self.take_leadership(now, false);
+        } else {
+            self.accept(now, token);
+        }
+    }
+
+    /// Passes `message` to the next live member in ring order (for the second
+    /// pass, the next in the active list), stopping before the initiator.
+    fn ring_pass(&mut self, now: Instant, message: Message) {
+        let Some(to) = self.ring_successor(&message) else {
+            // Nobody else is live: the token is back at once.
+            if let Message::RingElection { term, active, .. } = message {
+                if self.phase == (Phase::Electing { term }) {
+                    self.ring_conclude(now, term, active);
+                }
+            }
+            return;
+        };
+        self.send(to, message.clone());
+        self.ring_hop = Some(PendingHop { to, message });
+        self.timers.set(
+            Timer::RingHop,
+            Self::after(now, self.config.answer_timeout()),
+        );
+    }
+
+    fn ring_successor(&self, message: &Message) -> Option<NodeId> {
+        let ids = self.members.ids();
+        let own = ids.binary_search(&self.id).ok()?;
+        let n = ids.len();
+        match message {
+            Message::RingElection { initiator, .. } => (1..n)
+                .map(|step| ids[(own + step) % n])
+                .find(|&id| id == *initiator || !self.members.is_suspected(id)),
+            Message::RingCoordinator {
+                initiator, active, ..
+            } => (1..n)
+                .map(|step| ids[(own + step) % n])
+                .take_while(|&id| id != *initiator)
+                .find(|id| active.contains(id) && !self.members.is_suspected(*id)),
+            _ => None,
+        }
+    }
+
+    /// Answer from `from`: the acknowledgement of a hop.
+    pub(super) fn ring_on_answer(&mut self, from: NodeId, term: Term) {
+        let acknowledged = self
+            .ring_hop
+            .as_ref()
+            .is_some_and(|hop| hop.to == from && hop.message.term() == term);
+        if acknowledged {
+            self.ring_hop = None;
+            self.timers.stop(Timer::RingHop);
+        } else {
+            self.drop_input(DropReason::Outdated);
+        }
+    }
+
+    /// The successor did not acknowledge: it is suspected, and the token goes to
+    /// the next one.
+    pub(super) fn ring_on_hop_timeout(&mut self, now: Instant) {
+        if let Some(hop) = self.ring_hop.take() {
+            self.members.suspect(hop.to);
+            self.ring_pass(now, hop.message);
+        }
+    }
+
+    /// Waits for the second pass (the initiator: for its token to come back).
+    fn arm_ring_timeout(&mut self, now: Instant) {
+        let rank = self.members.rank_below(None);
+        let wait = self.config.ring_timeout(self.members.len(), rank);
+        self.timers.set(Timer::Coordinator, Self::after(now, wait));
+    }
+
+    /// Checks an active list from a peer in one pass, without allocating: no longer
+    /// than the membership, starting at `initiator`, in ring order (ids rising,
+    /// wrapping round at most once, so no id twice), every id a member. Returns
+    /// whether this node is on it, or `None` if the list is malformed.
+    fn check_active_list(&self, active: &[NodeId], initiator: NodeId) -> Option<bool> {
+        if active.len() > self.members.len() || active.first() != Some(&initiator) {
+            return None;
+        }
+        let mut wrapped = false;
+        let mut listed = false;
+        for (index, &id) in active.iter().enumerate() {
+            if index > 0 {
+                let previous = active[index - 1];
+                if id <= previous {
+                    if wrapped || id >= initiator {
+                        return None;
+                    }
+                    wrapped = true;
+                }
+                if wrapped && id >= initiator {
+                    return None;
+                }
+            }
+            self.members.index_of(id)?;
+            listed |= id == self.id;
+        }
+        Some(listed)
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bully_core::sim::Simulation;
 use bully_core::sim::chaos::{Action, FaultMix, Settle, random_schedule};
-use bully_core::{Algorithm, Config, NodeId};
+use bully_core::{Algorithm, Config, NodeId, Preemption};
 use proptest::prelude::*;
 
 fn seeds() -> u64 {
@@ -51,7 +51,12 @@ fn check_schedule(
             sim.violations()
         ));
     }
-    if settle.leader != sim.highest_live() {
+    let expected = match config.preemption() {
+        // Sticky: whoever leads, as long as every live member agrees on one.
+        Preemption::Never => settle.leader.filter(|_| sim.highest_live().is_some()),
+        _ => sim.highest_live(),
+    };
+    if settle.leader != expected || (sim.highest_live().is_some() && settle.leader.is_none()) {
         return Err(format!(
             "L1: agreed on {:?}, highest live is {:?}",
             settle.leader,
@@ -84,13 +89,34 @@ fn ring_keeps_safety_and_settles_on_the_highest_live_member() {
     sweep(Algorithm::Ring);
 }
 
+#[test]
+fn sticky_and_stable_preemption_keep_safety_and_settle() {
+    for (index, algorithm) in ALGORITHMS.into_iter().enumerate() {
+        for preemption in [
+            Preemption::Never,
+            Preemption::AfterStable(Duration::from_millis(800)),
+        ] {
+            let config = Config::default()
+                .with_algorithm(algorithm)
+                .with_preemption(preemption);
+            sweep_config(&config, seeds() / 3, 1_000_000 * (index as u64 + 1));
+        }
+    }
+}
+
 /// Runs `BULLY_SIM_SEEDS` seeded schedules for one algorithm.
 fn sweep(algorithm: Algorithm) {
-    let config = Config::default().with_algorithm(algorithm);
+    sweep_config(&Config::default().with_algorithm(algorithm), seeds(), 0);
+}
+
+/// Runs `count` seeded schedules, seeds from `first_seed` on, for one configuration.
+fn sweep_config(config: &Config, count: u64, first_seed: u64) {
+    let config = config.clone();
+    let algorithm = config.algorithm();
     let mut strict = 0;
     // Slowest agreement seen per cluster size, against its bound.
     let mut slowest = [(Duration::ZERO, Duration::ZERO); 10];
-    for seed in 0..seeds() {
+    for seed in first_seed..first_seed + count {
         let n = 2 + seed % 8;
         let mix = if seed % 3 == 0 {
             strict += 1;
@@ -121,8 +147,8 @@ fn sweep(algorithm: Algorithm) {
         }
     }
     eprintln!(
-        "{algorithm:?}: {} schedules passed, {strict} of them crash-stop with S1 enforced",
-        seeds()
+        "{algorithm:?} {:?}: {count} schedules passed, {strict} of them crash-stop with S1 enforced",
+        config.preemption()
     );
     for (n, (after, bound)) in slowest.iter().enumerate().skip(2) {
         eprintln!(

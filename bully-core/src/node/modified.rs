@@ -82,13 +82,15 @@ impl Node {
             self.drop_input(DropReason::Outdated);
             return;
         }
-        if self.phase == Phase::Leading {
-            if from < self.id {
-                self.send(from, Message::Answer { term });
-            }
+        if self.phase == Phase::Leading && from < self.id {
+            // A lower member lost this leader, or missed its announcement.
+            self.send(from, Message::Answer { term });
             self.leader_on_election(now, from, term);
             return;
         }
+        // (A higher member's Election reaches the sitting leader too, Elections
+        // going to everyone here: that member is taking over, and this leader
+        // yields below like any member, rather than re-announcing over it.)
         let running = match self.phase {
             Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
             Phase::Idle | Phase::Leading => self.pending_election,
@@ -107,11 +109,9 @@ impl Node {
             return;
         }
         // A newer election: raise the flag for it, forget the coordinator, and
-        // give up any election of this node's own ("no parallel election").
-        if self.phase != Phase::Idle {
-            self.phase = Phase::Idle;
-            self.timers.stop(Timer::Answer);
-        }
+        // give up any election or leadership of this node's own ("no parallel
+        // election").
+        self.leave_role();
         self.join_as_participant(now, term);
     }
 

@@ -112,6 +112,8 @@ pub struct Simulation {
     max_depth: u64,
     /// Leaderships some member other than the leader followed, since the reset.
     followed: BTreeSet<FencingToken>,
+    /// How many of `followed` were already held at the reset.
+    baseline: u64,
     measure_from: Instant,
     trace: Option<Vec<TraceRecord>>,
     outbox: Vec<Transmit>,
@@ -176,6 +178,7 @@ impl Simulation {
             lost: 0,
             max_depth: 0,
             followed: BTreeSet::new(),
+            baseline: 0,
             measure_from: epoch,
             trace: None,
             outbox: Vec::new(),
@@ -610,7 +613,14 @@ impl Simulation {
         self.sent = MessageCounts::default();
         self.lost = 0;
         self.max_depth = 0;
+        // The leaderships held now are the baseline, not changes.
         self.followed.clear();
+        for node in self.slots.iter().filter_map(|slot| slot.node.as_ref()) {
+            if let Some(leader) = node.leader() {
+                self.followed.insert(leader.token());
+            }
+        }
+        self.baseline = self.followed.len() as u64;
         self.measure_from = self.now;
         for slot in &mut self.slots {
             slot.depth = 0;
@@ -638,7 +648,7 @@ impl Simulation {
     /// followed since the last reset, or that a member held while alone: the leader
     /// changes the cluster saw. A stale announcement everyone refused is not one.
     pub fn leader_changes(&self) -> u64 {
-        self.followed.len() as u64
+        self.followed.len() as u64 - self.baseline
     }
 
     /// Simulated time since the last reset.

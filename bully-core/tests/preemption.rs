@@ -1,0 +1,161 @@
+//! What a returning higher member does under each preemption policy: once, and
+//! when it flaps (restarts again and again), with the leader changes counted.
+#![cfg(feature = "sim")]
+
+use std::time::Duration;
+
+use bully_core::sim::Simulation;
+use bully_core::sim::scenario;
+use bully_core::{Algorithm, Config, NodeId, Preemption};
+
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
+
+/// Five members led by 5; 5 crashes and 4 takes over. Returns the settled cluster.
+fn five_with_four_leading(config: &Config) -> Simulation {
+    let mut sim = scenario::settled(config, 5, 3).unwrap();
+    assert_eq!(sim.agreed_leader(), Some(NodeId(5)));
+    sim.crash(NodeId(5)).unwrap();
+    let bound = sim.settle_bound();
+    assert!(sim.run_until_true(bound, |sim| sim.agreed_leader() == Some(NodeId(4))));
+    sim.run_for(config.heartbeat_interval());
+    sim
+}
+
+/// 5 comes back `times` times, staying up `up` each time and down `down`, then
+/// stays up for `tail`. Returns the leader changes seen and who leads at the end.
+fn flap(
+    config: &Config,
+    times: usize,
+    up: Duration,
+    down: Duration,
+    tail: Duration,
+) -> (u64, Option<NodeId>) {
+    let mut sim = five_with_four_leading(config);
+    sim.reset_counts();
+    for _ in 0..times {
+        sim.restart(NodeId(5)).unwrap();
+        sim.run_for(up);
+        sim.crash(NodeId(5)).unwrap();
+        sim.run_for(down);
+    }
+    sim.restart(NodeId(5)).unwrap();
+    sim.run_for(tail);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    (sim.leader_changes(), sim.agreed_leader())
+}
+
+#[test]
+fn always_the_returning_higher_member_takes_over_at_once() {
+    for algorithm in ALGORITHMS {
+        let config = Config::default().with_algorithm(algorithm);
+        let (changes, leader) = flap(
+            &config,
+            0,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::from_secs(2),
+        );
+        assert_eq!(leader, Some(NodeId(5)), "{algorithm:?}");
+        assert_eq!(changes, 1, "{algorithm:?}: one takeover");
+    }
+}
+
+#[test]
+fn always_a_flapping_higher_member_drags_the_leadership_with_it() {
+    // Up 1 s (long enough to take over), down 1.5 s (long enough for 4 to take
+    // back): every return and every crash moves the leadership.
+    let config = Config::default();
+    let (changes, leader) = flap(
+        &config,
+        3,
+        Duration::from_secs(1),
+        Duration::from_millis(1500),
+        Duration::from_secs(2),
+    );
+    assert_eq!(leader, Some(NodeId(5)));
+    assert_eq!(
+        changes,
+        3 * 2 + 1,
+        "5 takes over 4 times, 4 takes back 3 times"
+    );
+}
+
+#[test]
+fn never_the_returning_member_follows_the_sitting_leader() {
+    for algorithm in ALGORITHMS {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_preemption(Preemption::Never);
+        let (changes, leader) = flap(
+            &config,
+            3,
+            Duration::from_secs(1),
+            Duration::from_millis(1500),
+            Duration::from_secs(5),
+        );
+        assert_eq!(
+            leader,
+            Some(NodeId(4)),
+            "{algorithm:?}: 4 keeps the leadership"
+        );
+        assert_eq!(changes, 0, "{algorithm:?}: not one change in three returns");
+    }
+}
+
+#[test]
+fn after_stable_a_flapping_member_never_takes_over_and_a_stable_one_does() {
+    let stable = Duration::from_secs(3);
+    for algorithm in ALGORITHMS {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_preemption(Preemption::AfterStable(stable));
+        // Up 1 s at a time: never stable long enough.
+        let (changes, leader) = flap(
+            &config,
+            4,
+            Duration::from_secs(1),
+            Duration::from_millis(500),
+            Duration::from_secs(1),
+        );
+        assert_eq!(leader, Some(NodeId(4)), "{algorithm:?}");
+        assert_eq!(
+            changes, 0,
+            "{algorithm:?}: no flapping during a rolling restart"
+        );
+        // Then it stays: after the stable period it takes over, once.
+        let (changes, leader) = flap(
+            &config,
+            0,
+            Duration::ZERO,
+            Duration::ZERO,
+            stable + Duration::from_secs(2),
+        );
+        assert_eq!(leader, Some(NodeId(5)), "{algorithm:?}");
+        assert_eq!(changes, 1, "{algorithm:?}");
+    }
+}
+
+#[test]
+fn after_stable_the_takeover_waits_for_the_period_and_not_much_longer() {
+    let stable = Duration::from_secs(2);
+    let config = Config::default().with_preemption(Preemption::AfterStable(stable));
+    let mut sim = five_with_four_leading(&config);
+    sim.restart(NodeId(5)).unwrap();
+    let back = sim.now();
+    let early = sim.run_until_true(stable, |sim| {
+        sim.node(NodeId(5))
+            .is_some_and(|node| node.role() == bully_core::Role::Leader)
+    });
+    assert!(!early, "5 did not lead before the stable period was over");
+    let took_over = sim.run_until_true(config.settle_bound(5), |sim| {
+        sim.agreed_leader() == Some(NodeId(5))
+    });
+    assert!(took_over);
+    let after = sim.now() - back;
+    // It first hears the leader (within a heartbeat), then waits the period.
+    assert!(after >= stable, "{after:?}");
+    assert!(
+        after <= stable + config.heartbeat_interval() + config.failover_bound(5),
+        "{after:?}"
+    );
+}

@@ -48,7 +48,7 @@ pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
 
 use crate::config::{Config, ConfigError};
 use crate::event::{Event, FencingToken, Role};
-use crate::message::{MessageKind, NodeId, Transmit};
+use crate::message::{Message, MessageKind, NodeId, Transmit};
 use crate::node::Node;
 use crate::stats::MessageCounts;
 use check::Checker;
@@ -340,6 +340,27 @@ impl Simulation {
         self.start(id)
     }
 
+    /// Puts a message on the wire as if `from` had sent it to `to`: a forged or
+    /// hostile message, or a replay. It obeys the links like any other message and
+    /// is counted in [`sent`](Self::sent). `from` need not be up, or a member.
+    pub fn inject(&mut self, from: NodeId, to: NodeId, message: Message) -> Result<(), SimError> {
+        let to_index = self.index(to)?;
+        self.sent[message.kind()] += 1;
+        let from_index = self.index(from).unwrap_or(to_index);
+        let outcome = self.network.send(
+            &mut self.rng,
+            self.now,
+            (from_index, from),
+            to_index,
+            message,
+            0,
+        );
+        if outcome != SendOutcome::InFlight {
+            self.lost += 1;
+        }
+        Ok(())
+    }
+
     // ----- network faults -----
 
     /// Sets the behaviour of every link without an override.
@@ -488,7 +509,7 @@ impl Simulation {
             return;
         };
         self.now = self.now.max(in_flight.at);
-        let (from, to) = (self.ids[in_flight.from], self.ids[in_flight.to]);
+        let (from, to) = (in_flight.sender, self.ids[in_flight.to]);
         let now = self.now;
         let slot = &mut self.slots[in_flight.to];
         let Some(node) = slot.node.as_mut() else {
@@ -588,9 +609,10 @@ impl Simulation {
             self.max_depth = self.max_depth.max(depth);
         }
         let traced = self.trace.is_some().then(|| transmit.message.clone());
-        let outcome = self
-            .network
-            .send(&mut self.rng, self.now, from, to, transmit.message, depth);
+        let sender = (from, self.ids[from]);
+        let outcome =
+            self.network
+                .send(&mut self.rng, self.now, sender, to, transmit.message, depth);
         if outcome != SendOutcome::InFlight {
             self.lost += 1;
         }

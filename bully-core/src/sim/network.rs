@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::message::Message;
+use crate::message::{Message, NodeId};
 
 /// How one directed link behaves. Every draw comes from the simulation's seeded
 /// generator, so the same seed gives the same losses, copies and delays.
@@ -59,7 +59,8 @@ pub enum SendOutcome {
 pub(crate) struct InFlight {
     pub(crate) at: Instant,
     pub(crate) seq: u64,
-    pub(crate) from: usize,
+    /// The sender's id (forged traffic may name a non-member).
+    pub(crate) sender: NodeId,
     pub(crate) to: usize,
     pub(crate) message: Message,
     pub(crate) depth: u64,
@@ -165,7 +166,7 @@ impl Network {
         &mut self,
         rng: &mut ChaCha8Rng,
         now: Instant,
-        from: usize,
+        (from, sender): (usize, NodeId),
         to: usize,
         message: Message,
         depth: u64,
@@ -179,10 +180,10 @@ impl Network {
         }
         if link.duplicate > 0.0 && rng.random_bool(link.duplicate.min(1.0)) {
             let at = now + link.delay + Self::draw_jitter(rng, link.jitter);
-            self.push(at, from, to, message.clone(), depth);
+            self.push(at, sender, to, message.clone(), depth);
         }
         let at = now + link.delay + Self::draw_jitter(rng, link.jitter);
-        self.push(at, from, to, message, depth);
+        self.push(at, sender, to, message, depth);
         SendOutcome::InFlight
     }
 
@@ -194,12 +195,12 @@ impl Network {
         Duration::from_nanos(rng.random_range(0..=nanos))
     }
 
-    fn push(&mut self, at: Instant, from: usize, to: usize, message: Message, depth: u64) {
+    fn push(&mut self, at: Instant, sender: NodeId, to: usize, message: Message, depth: u64) {
         self.seq += 1;
         self.queue.push(Reverse(InFlight {
             at,
             seq: self.seq,
-            from,
+            sender,
             to,
             message,
             depth,

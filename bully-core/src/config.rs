@@ -40,8 +40,25 @@ pub enum Preemption {
     AfterStable(Duration),
 }
 
+/// Split-brain protection: how many members must stand behind a leader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Quorum {
+    /// Classic Bully: a candidate with nobody live above it leads. Two sides of a
+    /// partition each elect a leader; the fencing token orders them.
+    #[default]
+    None,
+    /// A strict majority of the voting members.
+    Majority,
+    /// At least this many voting members (itself included). Values of half the
+    /// voters or fewer let two sides of a partition both elect: the setting
+    /// Elasticsearch's `minimum_master_nodes` warned about.
+    AtLeast(usize),
+}
+
 /// Why a [`Config`] or a membership was rejected.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The member list is empty.
@@ -106,6 +123,31 @@ pub enum ConfigError {
     /// `Preemption::AfterStable` with a zero duration (use `Preemption::Always`).
     #[error("Preemption::AfterStable needs a positive duration; use Preemption::Always")]
     ZeroStablePeriod,
+    /// `Quorum::AtLeast(n)` with `n` zero or above the number of voting members.
+    #[error("a quorum of {quorum} cannot be met by {voters} voting members")]
+    ImpossibleQuorum {
+        /// The quorum asked for.
+        quorum: usize,
+        /// The voting members.
+        voters: usize,
+    },
+    /// Every member is an observer: nobody can lead.
+    #[error("every member is an observer: nobody can stand")]
+    NoCandidates,
+    /// The clock drift bound is not in `[0, 0.1]`.
+    #[error("clock drift {0} is outside [0, 0.1]")]
+    ClockDrift(f64),
+    /// With a quorum, the leader could not renew its lease before it runs out: the
+    /// lease must exceed the heartbeat interval plus a round trip.
+    #[error(
+        "the leader's lease of {lease:?} does not outlast a heartbeat interval plus a round trip, {min:?}"
+    )]
+    LeaseTooShort {
+        /// The leader's lease, derived from the leader timeout.
+        lease: Duration,
+        /// `heartbeat_interval + 2*T_M + P_p`.
+        min: Duration,
+    },
 }
 
 /// The protocol's settings. Build one from [`Config::default`] with the `with_*`
@@ -130,7 +172,7 @@ pub enum ConfigError {
 /// // Seed 001: wait 2*T_M + P_p for an answer.
 /// assert_eq!(config.answer_timeout(), Duration::from_millis(11));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     algorithm: Algorithm,
     preemption: Preemption,
@@ -142,6 +184,10 @@ pub struct Config {
     coordinator_timeout: Option<Duration>,
     stagger_detection: bool,
     max_term_lead: u64,
+    quorum: Quorum,
+    observers: Vec<NodeId>,
+    observers_vote: bool,
+    clock_drift: f64,
 }
 
 impl Default for Config {
@@ -160,6 +206,10 @@ impl Default for Config {
             coordinator_timeout: None,
             stagger_detection: true,
             max_term_lead: 1 << 20,
+            quorum: Quorum::None,
+            observers: Vec::new(),
+            observers_vote: false,
+            clock_drift: 0.001,
         }
     }
 }
@@ -253,6 +303,107 @@ impl Config {
     pub fn with_max_term_lead(mut self, lead: u64) -> Self {
         self.max_term_lead = lead;
         self
+    }
+
+    /// Sets the quorum a leader needs (default `Quorum::None`, classic Bully).
+    ///
+    /// With a quorum, a member that would win claims the leadership instead: it
+    /// sends Coordinator and leads only once `q` members, itself included, have
+    /// acknowledged it within the answer timeout. A member acknowledges at most one
+    /// Coordinator per term (a vote), so one term never has two leaders anywhere.
+    /// The leader then holds a lease, renewed by every heartbeat round that `q`
+    /// members acknowledge and dated from the round's send time; it steps down when
+    /// the lease runs out. A member that acknowledged a round does not vote for
+    /// another Coordinator for [`Config::follower_lease`] from then on, which is
+    /// longer than the leader's [`Config::leader_lease`] by the clock-drift margin,
+    /// so a new leader is never elected while the old one may still act. Members
+    /// follow a leader only once its first heartbeat shows it has its quorum, so a
+    /// member that cannot see `q` members names no leader.
+    ///
+    /// The cost, measured in the simulator (`tests/quorum.rs`): one Ack per member
+    /// for the Coordinator and one per heartbeat, and two message delays more per
+    /// election (the acknowledgements, then the confirming heartbeat).
+    #[must_use]
+    pub fn with_quorum(mut self, quorum: Quorum) -> Self {
+        self.quorum = quorum;
+        self
+    }
+
+    /// Sets the observers: members that follow the leader and report it, but never
+    /// stand, answer an Election, or count toward a quorum (unless
+    /// [`Config::with_observers_vote`]). Every member must be given the same list.
+    #[must_use]
+    pub fn with_observers(mut self, observers: impl IntoIterator<Item = NodeId>) -> Self {
+        self.observers = observers.into_iter().collect();
+        self.observers.sort_unstable();
+        self.observers.dedup();
+        self
+    }
+
+    /// Lets observers acknowledge Coordinators and heartbeats, so they count toward
+    /// the quorum (they still never stand).
+    #[must_use]
+    pub fn with_observers_vote(mut self, vote: bool) -> Self {
+        self.observers_vote = vote;
+        self
+    }
+
+    /// Sets ρ, the largest relative rate at which two members' clocks may drift
+    /// apart (default 0.001, that is 1,000 ppm: far above a quartz clock's 100 ppm).
+    /// The leader's lease is shortened by that margin relative to the followers'
+    /// promise, so that a lease that has run out on the leader's clock has run out
+    /// on every follower's. Only the rate matters: clocks need not agree on the
+    /// time, since every lease is measured on one clock from one event.
+    #[must_use]
+    pub fn with_clock_drift(mut self, drift: f64) -> Self {
+        self.clock_drift = drift;
+        self
+    }
+
+    /// The quorum setting.
+    pub fn quorum(&self) -> Quorum {
+        self.quorum
+    }
+
+    /// The observers, ascending.
+    pub fn observers(&self) -> &[NodeId] {
+        &self.observers
+    }
+
+    /// Whether observers vote.
+    pub fn observers_vote(&self) -> bool {
+        self.observers_vote
+    }
+
+    /// Whether `id` is an observer.
+    pub fn is_observer(&self, id: NodeId) -> bool {
+        self.observers.binary_search(&id).is_ok()
+    }
+
+    /// The quorum size for `voters` voting members, or `None` without a quorum.
+    pub fn quorum_size(&self, voters: usize) -> Option<usize> {
+        match self.quorum {
+            Quorum::None => None,
+            Quorum::Majority => Some(voters / 2 + 1),
+            Quorum::AtLeast(n) => Some(n),
+        }
+    }
+
+    /// With a quorum: how long a member, after acknowledging a leader's heartbeat,
+    /// refuses to vote for another Coordinator: `leader_timeout - T_M`, so that once
+    /// the first member suspects a crashed leader every member's promise from the
+    /// same heartbeat round (received at most T_M apart) has run out.
+    pub fn follower_lease(&self) -> Duration {
+        self.leader_timeout.saturating_sub(self.max_message_delay)
+    }
+
+    /// With a quorum: how long a leader's lease lasts from the send time of the last
+    /// heartbeat round a quorum acknowledged: `follower_lease * (1-ρ)/(1+ρ)`, so it
+    /// ends, in real time, no later than the earliest promise of any follower that
+    /// acknowledged that round.
+    pub fn leader_lease(&self) -> Duration {
+        let drift = self.clock_drift.clamp(0.0, 0.1);
+        self.follower_lease().mul_f64((1.0 - drift) / (1.0 + drift))
     }
 
     /// The election algorithm.
@@ -380,6 +531,19 @@ impl Config {
         detection
             .saturating_add(announce)
             .saturating_add(self.election_overhead(members))
+            .saturating_add(self.claim_overhead())
+    }
+
+    /// With a quorum, what a won election adds: the claim's acknowledgements (a
+    /// round trip) and the confirming heartbeat (a message delay).
+    fn claim_overhead(&self) -> Duration {
+        match self.quorum {
+            Quorum::None => Duration::ZERO,
+            _ => self
+                .round_trip()
+                .saturating_add(self.max_message_delay)
+                .saturating_add(self.max_processing_time),
+        }
     }
 
     /// The worst-case time, once faults stop, for every live connected member to
@@ -392,8 +556,9 @@ impl Config {
     /// flag or ring timeout); then an election; then a heartbeat interval, for
     /// members the winner wrongly suspects to hear of it from its heartbeats; then,
     /// if one of those outranks the winner, its own election and heartbeat
-    /// interval; a few reactions; and, under `Preemption::AfterStable`, the stable
-    /// period.
+    /// interval; a few reactions; under `Preemption::AfterStable`, the stable
+    /// period; and with a quorum, a claim refused while old promises ran, retried
+    /// after a leader timeout.
     pub fn settle_bound(&self, members: usize) -> Duration {
         let t_m = self.max_message_delay;
         let reaction = t_m.saturating_add(self.max_processing_time);
@@ -425,9 +590,19 @@ impl Config {
             Preemption::AfterStable(d) => d.saturating_add(self.heartbeat_interval),
             _ => Duration::ZERO,
         };
+        // With a quorum a claim can be refused while promises from before the faults
+        // (or a restart's) still run; the claimant tries again after its leader
+        // timeout, and every claim costs its acknowledgements and confirmation.
+        let refused_claim = match self.quorum {
+            Quorum::None => Duration::ZERO,
+            _ => self
+                .leader_timeout_at_rank(members.saturating_sub(1))
+                .saturating_add(self.claim_overhead().saturating_mul(2)),
+        };
         wait.saturating_add(round.saturating_mul(2))
             .saturating_add(reaction.saturating_mul(4))
             .saturating_add(stable)
+            .saturating_add(refused_claim)
     }
 
     /// Time an algorithm needs beyond the classic announcement: the ring's two
@@ -519,6 +694,39 @@ impl Config {
         }
         if self.max_term_lead == 0 {
             return Err(ConfigError::ZeroTermLead);
+        }
+        if !(0.0..=0.1).contains(&self.clock_drift) {
+            return Err(ConfigError::ClockDrift(self.clock_drift));
+        }
+        if self.quorum != Quorum::None {
+            let min = self.heartbeat_interval + self.round_trip();
+            if self.leader_lease() <= min {
+                return Err(ConfigError::LeaseTooShort {
+                    lease: self.leader_lease(),
+                    min,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the settings that depend on the membership: the quorum can be met and
+    /// somebody can stand.
+    pub fn validate_for(&self, members: &[NodeId]) -> Result<(), ConfigError> {
+        self.validate()?;
+        let candidates = members.iter().filter(|&&id| !self.is_observer(id)).count();
+        if candidates == 0 {
+            return Err(ConfigError::NoCandidates);
+        }
+        let voters = if self.observers_vote {
+            members.len()
+        } else {
+            candidates
+        };
+        if let Some(quorum) = self.quorum_size(voters) {
+            if quorum == 0 || quorum > voters {
+                return Err(ConfigError::ImpossibleQuorum { quorum, voters });
+            }
         }
         Ok(())
     }

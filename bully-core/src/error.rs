@@ -10,6 +10,9 @@ pub enum CommandError {
     #[error("node {0} is not a member")]
     UnknownMember(NodeId),
     /// The command names this node itself where only a peer makes sense.
-    #[error("node {0} cannot suspect itself")]
+    #[error("the command cannot name node {0} itself")]
     SelfReference(NodeId),
+    /// The id is already a member.
+    #[error("node {0} is already a member")]
+    AlreadyMember(NodeId),
 }

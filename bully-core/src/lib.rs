@@ -14,9 +14,9 @@ pub mod sim;
 mod stats;
 mod timer;
 
-pub use config::{Algorithm, Config, ConfigError, Preemption};
+pub use config::{Algorithm, Config, ConfigError, Preemption, Quorum};
 pub use error::CommandError;
 pub use event::{Event, FencingToken, Leader, Role};
 pub use message::{Message, MessageKind, NodeId, Term, Transmit};
-pub use node::Node;
+pub use node::{DurableState, Node};
 pub use stats::{DropCounts, DropReason, MessageCounts, Stats};

@@ -87,6 +87,17 @@ pub enum Message {
     Heartbeat {
         /// The term of the sender's leadership.
         term: Term,
+        /// The round's number within the leadership (from 1), which an [`Message::Ack`]
+        /// names so the leader can date its lease from the round's send time.
+        round: u64,
+    },
+    /// With a quorum (`Config::with_quorum`): "I acknowledge your Coordinator
+    /// (`round` 0, my vote in `term`) or your heartbeat round `round`".
+    Ack {
+        /// The term of the leadership acknowledged.
+        term: Term,
+        /// 0 for the Coordinator, else the heartbeat round.
+        round: u64,
     },
     /// "I am stepping down from the leadership of `term`" (a graceful shutdown or
     /// [`Node::step_down`](crate::Node::step_down)): the followers elect at once
@@ -131,7 +142,8 @@ impl Message {
             Message::Election { term }
             | Message::Answer { term }
             | Message::Coordinator { term }
-            | Message::Heartbeat { term }
+            | Message::Heartbeat { term, .. }
+            | Message::Ack { term, .. }
             | Message::Resign { term }
             | Message::Takeover { term }
             | Message::RingElection { term, .. }
@@ -146,6 +158,7 @@ impl Message {
             Message::Answer { .. } => MessageKind::Answer,
             Message::Coordinator { .. } => MessageKind::Coordinator,
             Message::Heartbeat { .. } => MessageKind::Heartbeat,
+            Message::Ack { .. } => MessageKind::Ack,
             Message::Resign { .. } => MessageKind::Resign,
             Message::Takeover { .. } => MessageKind::Takeover,
             Message::RingElection { .. } => MessageKind::RingElection,
@@ -190,6 +203,8 @@ pub enum MessageKind {
     Coordinator,
     /// [`Message::Heartbeat`].
     Heartbeat,
+    /// [`Message::Ack`].
+    Ack,
     /// [`Message::Resign`].
     Resign,
     /// [`Message::Takeover`].
@@ -202,11 +217,12 @@ pub enum MessageKind {
 
 impl MessageKind {
     /// Every kind, in a fixed order (the order of the counters in [`crate::MessageCounts`]).
-    pub const ALL: [MessageKind; 8] = [
+    pub const ALL: [MessageKind; 9] = [
         MessageKind::Election,
         MessageKind::Answer,
         MessageKind::Coordinator,
         MessageKind::Heartbeat,
+        MessageKind::Ack,
         MessageKind::Resign,
         MessageKind::Takeover,
         MessageKind::RingElection,
@@ -220,6 +236,7 @@ impl MessageKind {
             MessageKind::Answer => "Answer",
             MessageKind::Coordinator => "Coordinator",
             MessageKind::Heartbeat => "Heartbeat",
+            MessageKind::Ack => "Ack",
             MessageKind::Resign => "Resign",
             MessageKind::Takeover => "Takeover",
             MessageKind::RingElection => "RingElection",

@@ -3,6 +3,7 @@
 mod classic;
 mod leadership;
 mod modified;
+mod quorum;
 mod ring;
 
 use std::collections::VecDeque;
@@ -16,6 +17,17 @@ use crate::message::{Message, NodeId, Term, Transmit};
 use crate::stats::{DropReason, Stats};
 use crate::timer::{Timer, TimerTable};
 
+/// What a node must keep across a restart to keep its promises: see
+/// [`Node::durable_state`] and [`Node::with_durable_state`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DurableState {
+    /// The highest term seen or started.
+    pub term: Term,
+    /// With a quorum, the latest vote: `(term, candidate)`.
+    pub vote: Option<(Term, NodeId)>,
+}
+
 /// Where a node is in the protocol. `Role` is the public summary of this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -25,6 +37,8 @@ enum Phase {
     Electing { term: Term },
     /// Answered by a higher member in `term`, waiting for its Coordinator.
     AwaitingCoordinator { term: Term },
+    /// With a quorum: won `term`'s election, waiting for enough acknowledgements.
+    Claiming { term: Term },
     /// The coordinator.
     Leading,
 }
@@ -94,6 +108,20 @@ pub struct Node {
     ring_hop: Option<ring::PendingHop>,
     /// Ring: the strongest `(term, initiator)` token passed on.
     ring_best: Option<(Term, NodeId)>,
+    /// Quorum: the latest Coordinator this node voted for, `(term, candidate)`.
+    vote: Option<(Term, NodeId)>,
+    /// Quorum: the leader it promised not to vote against (none: nobody, after a
+    /// start), and until when.
+    promise: Option<(Option<NodeId>, Instant)>,
+    /// Quorum, claiming: votes gathered, itself included, and when it asked.
+    claim_votes: usize,
+    claim_sent_at: Option<Instant>,
+    /// Quorum, leading: when the lease runs out.
+    lease_until: Option<Instant>,
+    /// The number of the last heartbeat round sent in the current leadership.
+    round: u64,
+    /// Quorum, leading: the latest rounds' send times and acknowledgements.
+    rounds: [quorum::Round; quorum::ROUNDS],
 }
 
 impl Node {
@@ -118,8 +146,7 @@ impl Node {
         members: impl IntoIterator<Item = NodeId>,
         config: Config,
     ) -> Result<Node, ConfigError> {
-        config.validate()?;
-        let members = Members::new(id, members)?;
+        let members = Members::new(id, members, &config)?;
         Ok(Node {
             id,
             config,
@@ -139,25 +166,56 @@ impl Node {
             best_responder: None,
             ring_hop: None,
             ring_best: None,
+            vote: None,
+            promise: None,
+            claim_votes: 0,
+            claim_sent_at: None,
+            lease_until: None,
+            round: 0,
+            rounds: Default::default(),
         })
     }
 
-    /// Creates a node that resumes from a term it persisted before a restart.
-    ///
-    /// Without it a restarted node begins at term 0: it still converges (the
-    /// leader's heartbeats tell it the current term), but a restarted highest
-    /// member may briefly announce a stale leadership that everyone else refuses.
-    /// Persist [`term`](Node::term) whenever [`Event::ElectionStarted`] or
-    /// [`Event::LeaderElected`] is seen and pass it back here to avoid that.
+    /// Creates a node that resumes from a term it persisted before a restart; the
+    /// same as [`Node::with_durable_state`] without a vote.
     pub fn with_term(
         id: NodeId,
         members: impl IntoIterator<Item = NodeId>,
         config: Config,
         term: Term,
     ) -> Result<Node, ConfigError> {
+        let state = DurableState { term, vote: None };
+        Node::with_durable_state(id, members, config, state)
+    }
+
+    /// Creates a node that resumes from the state it persisted before a restart
+    /// (see [`Node::durable_state`]).
+    ///
+    /// Without it a restarted node begins at term 0: it still converges (the
+    /// leader's heartbeats tell it the current term), but a restarted highest
+    /// member may briefly announce a stale leadership that everyone else refuses,
+    /// and, with a quorum, its forgotten vote may let two claims of one term both
+    /// win, one after the other (never at the same time: the leases see to that).
+    pub fn with_durable_state(
+        id: NodeId,
+        members: impl IntoIterator<Item = NodeId>,
+        config: Config,
+        state: DurableState,
+    ) -> Result<Node, ConfigError> {
         let mut node = Node::new(id, members, config)?;
-        node.term = term;
+        node.term = state.term;
+        node.vote = state.vote;
         Ok(node)
+    }
+
+    /// What to persist to survive a restart: the term, and with a quorum the
+    /// latest vote. It is small and `Copy`: a driver can compare it after each
+    /// input with what it last wrote and write it when it changed.
+    pub fn durable_state(&self) -> DurableState {
+        DurableState {
+            term: self.term,
+            vote: self.vote,
+        }
     }
 
     /// This node's id.
@@ -190,7 +248,9 @@ impl Node {
     pub fn role(&self) -> Role {
         match self.phase {
             Phase::Idle => Role::Follower,
-            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } => Role::Candidate,
+            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } | Phase::Claiming { .. } => {
+                Role::Candidate
+            }
             Phase::Leading => Role::Leader,
         }
     }
@@ -218,14 +278,18 @@ impl Node {
     /// leader timeout, and only elects if it hears none.
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
+        self.forget_promises(now);
         match self.config.preemption() {
-            Preemption::Always => self.begin_election(now, self.term.next()),
-            Preemption::Never | Preemption::AfterStable(_) => self.arm_leader_timeout(now),
+            Preemption::Always if self.members.is_candidate(self.id) => {
+                self.begin_election(now, self.term.next())
+            }
+            _ => self.arm_leader_timeout(now),
         }
     }
 
     /// Starts an election now, whatever this node believes. A leader that calls it
-    /// steps down first and stands again.
+    /// steps down first and stands again. An observer never stands: for it this
+    /// only drops the leader it follows until it hears one again.
     pub fn start_election(&mut self, now: Instant) {
         let now = self.clock(now);
         self.begin_election(now, self.term.next());
@@ -282,6 +346,41 @@ impl Node {
         Ok(())
     }
 
+    /// Adds a member at runtime. Every member must apply the same change (and the
+    /// new member must start with the full list): a quorum computed from
+    /// different views of the membership can be met twice, so make changes while
+    /// the cluster is stable, one member at a time, as with any majority-based
+    /// protocol without joint consensus.
+    pub fn add_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
+        let _ = self.clock(now);
+        if self.members.insert(id, &self.config) {
+            Ok(())
+        } else {
+            Err(CommandError::AlreadyMember(id))
+        }
+    }
+
+    /// Removes a member at runtime: it is sent nothing more, and its messages are
+    /// dropped as a non-member's. If it was the leader, this node elects as after a
+    /// resignation. The caveat of [`add_member`](Node::add_member) applies.
+    pub fn remove_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
+        let now = self.clock(now);
+        if id == self.id {
+            return Err(CommandError::SelfReference(id));
+        }
+        if !self.members.remove(id) {
+            return Err(CommandError::UnknownMember(id));
+        }
+        if self.ring_hop.as_ref().is_some_and(|hop| hop.to == id) {
+            // The token was last handed to it: pass it on to the next one now.
+            self.ring_on_hop_timeout(now);
+        }
+        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == id) {
+            self.elect_soon(now, id);
+        }
+        Ok(())
+    }
+
     /// Feeds a message that member `from` sent.
     ///
     /// Never fails: input that is malformed, forged, stale or unexpected is dropped
@@ -305,8 +404,25 @@ impl Node {
         // Whatever it says, the sender is alive.
         self.members.clear_suspicion(index);
         match message {
-            Message::Coordinator { term } | Message::Heartbeat { term } => {
+            Message::Coordinator { term } => {
+                if self.quorum().is_some() {
+                    self.on_claim(now, from, term);
+                } else {
+                    self.on_leadership(now, from, term);
+                }
+            }
+            Message::Heartbeat { term, round } => {
                 self.on_leadership(now, from, term);
+                if self.quorum().is_some() {
+                    self.acknowledge_heartbeat(now, from, term, round);
+                }
+            }
+            Message::Ack { term, round } => {
+                if self.quorum().is_some() {
+                    self.on_ack(now, from, term, round);
+                } else {
+                    self.drop_input(DropReason::Unexpected);
+                }
             }
             Message::Resign { term } => self.on_resign(now, from, term),
             Message::Election { term } => match self.config.algorithm() {
@@ -376,6 +492,9 @@ impl Node {
         match timer {
             Timer::Heartbeat => self.send_heartbeats(now),
             Timer::LeaderTimeout => self.on_leader_timeout(now),
+            Timer::Answer if matches!(self.phase, Phase::Claiming { .. }) => {
+                self.on_claim_timeout(now)
+            }
             Timer::Answer => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_answer_timeout(now),
                 Algorithm::Modified => self.modified_on_answer_timeout(now),
@@ -384,12 +503,20 @@ impl Node {
             Timer::Coordinator => self.on_coordinator_timeout(now),
             Timer::RingHop => self.ring_on_hop_timeout(now),
             Timer::Stable => self.on_stable(now),
+            Timer::Lease => self.on_lease_timeout(now),
         }
     }
 
     /// Starts (or joins) the election of `term`: the one entry to running an
     /// election, so the events and the term move the same way whatever the cause.
     fn begin_election(&mut self, now: Instant, term: Term) {
+        if !self.members.is_candidate(self.id) {
+            // An observer never stands: it lets go of a lost leader and listens.
+            self.leave_role();
+            self.drop_leader();
+            self.arm_leader_timeout(now);
+            return;
+        }
         self.enter_election(term);
         match self.config.algorithm() {
             Algorithm::Classic => self.classic_open_election(now),
@@ -450,7 +577,7 @@ impl Node {
     fn leave_role(&mut self) {
         match self.phase {
             Phase::Leading => self.resign_leadership(),
-            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } => {
+            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } | Phase::Claiming { .. } => {
                 self.phase = Phase::Idle;
                 self.timers.stop(Timer::Answer);
             }

@@ -75,6 +75,9 @@ pub enum DropReason {
     StaleLeader,
     /// Belongs to an election that has already ended or been superseded.
     Outdated,
+    /// A Coordinator this node may not vote for: it voted for another in that
+    /// term, or its promise to a leader whose lease may still run forbids it.
+    Refused,
     /// Makes no sense from this sender under this algorithm (an Answer from a lower
     /// member, a ring token that lists strangers, ...).
     Unexpected,
@@ -82,12 +85,13 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in a fixed order.
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::NotMember,
         DropReason::FromSelf,
         DropReason::TermTooFarAhead,
         DropReason::StaleLeader,
         DropReason::Outdated,
+        DropReason::Refused,
         DropReason::Unexpected,
     ];
 
@@ -99,6 +103,7 @@ impl DropReason {
             DropReason::TermTooFarAhead => "term_too_far_ahead",
             DropReason::StaleLeader => "stale_leader",
             DropReason::Outdated => "outdated",
+            DropReason::Refused => "refused",
             DropReason::Unexpected => "unexpected",
         }
     }

@@ -19,12 +19,16 @@ pub(crate) enum Timer {
     RingHop,
     /// `Preemption::AfterStable`: this node has been up and in contact long enough.
     Stable,
+    /// With a quorum: the leader's lease runs out.
+    Lease,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` fires them when several expire at
-    /// once: leadership duties first, then detection, then elections.
-    pub(crate) const ALL: [Timer; 6] = [
+    /// once: the lease first (a leader whose lease ran out must not send another
+    /// heartbeat), then leadership duties, detection, elections.
+    pub(crate) const ALL: [Timer; 7] = [
+        Timer::Lease,
         Timer::Heartbeat,
         Timer::LeaderTimeout,
         Timer::Answer,

@@ -49,6 +49,7 @@ fn heartbeats_in_and_out_allocate_nothing_once_warm() {
 
     let heartbeat = Message::Heartbeat {
         term: leader.term(),
+        round: 1,
     };
     let region = Region::new(GLOBAL);
     for _ in 0..1_000 {

@@ -175,7 +175,10 @@ fn no_single_input_makes_any_node_send_more_than_there_are_members() {
         Message::Election { term: Term(7) },
         Message::Answer { term: Term(1) },
         Message::Coordinator { term: Term(3) },
-        Message::Heartbeat { term: Term(9) },
+        Message::Heartbeat {
+            term: Term(9),
+            round: 1,
+        },
         Message::Resign { term: Term(1) },
         Message::Takeover { term: Term(4) },
         ring(1),

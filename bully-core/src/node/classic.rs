@@ -35,7 +35,7 @@ impl Node {
         let mut asked = 0;
         for index in 0..self.members.higher().len() {
             let to = self.members.higher()[index];
-            if !self.members.is_suspected(to) {
+            if self.members.is_live_candidate(to) {
                 self.send(to, Message::Election { term });
                 asked += 1;
             }
@@ -53,8 +53,8 @@ impl Node {
 
     /// Election from `from` in `term`.
     pub(super) fn classic_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
-        if from > self.id {
-            // Classic elections only go upwards.
+        if from > self.id || !self.members.is_candidate(self.id) {
+            // Classic elections only go upwards, and never to observers.
             self.drop_input(DropReason::Unexpected);
             return;
         }
@@ -69,7 +69,9 @@ impl Node {
         self.send(from, Message::Answer { term });
         match self.phase {
             Phase::Leading => self.leader_on_election(now, from, term),
-            Phase::Electing { term: running } | Phase::AwaitingCoordinator { term: running } => {
+            Phase::Electing { term: running }
+            | Phase::AwaitingCoordinator { term: running }
+            | Phase::Claiming { term: running } => {
                 // Choice 2: join only a newer election than the one already running.
                 if term > running {
                     self.begin_election(now, term);
@@ -94,6 +96,11 @@ impl Node {
     /// who leads, without disturbing anyone else.
     pub(super) fn leader_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
         if term > self.term {
+            if self.quorum().is_some() {
+                // With a quorum a re-announcement is a new claim: stand again.
+                self.begin_election(now, term);
+                return;
+            }
             // A newer election began: the sender lost this leader. Every member may
             // be in that election now, so the leadership is re-announced to all in
             // the new term; no member above this one is live (it would lead), so
@@ -107,7 +114,7 @@ impl Node {
         } else if term < self.term || self.missed_announcement(now) {
             // The sender has not seen this leadership: re-send the Coordinator to it
             // alone (not to everyone, so Table 1's counts stay exact).
-            self.send(from, Message::Coordinator { term: self.term });
+            self.remind(from);
         }
     }
 

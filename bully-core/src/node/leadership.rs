@@ -26,8 +26,8 @@ impl Node {
             // that is still announcing is told who leads now, by the leader only and
             // to it only, so a stale leader costs one message, not a broadcast.
             self.drop_input(DropReason::StaleLeader);
-            if let Some(own) = self.leadership_term() {
-                self.send(from, Message::Coordinator { term: own });
+            if self.leadership_term().is_some() {
+                self.remind(from);
             } else if self.phase == Phase::Idle && self.leader.is_some_and(|l| l.id == from) {
                 self.on_leader_amnesia(now, from);
             }
@@ -39,7 +39,9 @@ impl Node {
             // unless it is already running one at least that recent, whose win
             // will out-rank this leadership anyway.
             let running = match self.phase {
-                Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
+                Phase::Electing { term }
+                | Phase::AwaitingCoordinator { term }
+                | Phase::Claiming { term } => Some(term),
                 Phase::Idle | Phase::Leading => self.pending_election,
             };
             if running.is_none_or(|running| running < term) {
@@ -75,7 +77,7 @@ impl Node {
     /// and elect after the staggered part of the leader timeout only, so the
     /// highest remaining member asks first and the others hear its result before
     /// their own turn.
-    fn elect_soon(&mut self, now: Instant, leader: NodeId) {
+    pub(super) fn elect_soon(&mut self, now: Instant, leader: NodeId) {
         if let Some(lost) = self.leader.take() {
             self.events.push_back(Event::LeaderLost {
                 leader: lost.id,
@@ -92,6 +94,7 @@ impl Node {
     /// once. Under `AfterStable` it first follows, and `on_stable` decides later.
     pub(super) fn would_preempt(&self, from: NodeId) -> bool {
         from < self.id
+            && self.members.is_candidate(self.id)
             && match self.config.preemption() {
                 Preemption::Always => true,
                 Preemption::Never | Preemption::AfterStable(_) => false,
@@ -152,8 +155,25 @@ impl Node {
     }
 
     /// Wins the election of the current term. `announce`: broadcast Coordinator
-    /// (classic, modified); the ring's second pass is its own announcement.
+    /// (classic, modified); the ring's second pass is its own announcement. With a
+    /// quorum, winning only entitles it to claim the leadership.
     pub(super) fn take_leadership(&mut self, now: Instant, announce: bool) {
+        if self.quorum().is_some() {
+            self.begin_claim(now);
+            return;
+        }
+        self.lead(now);
+        if announce {
+            self.broadcast_coordinator(self.term);
+        }
+        self.timers.set(
+            Timer::Heartbeat,
+            Self::after(now, self.config.heartbeat_interval()),
+        );
+    }
+
+    /// Becomes the leader of the current term.
+    pub(super) fn lead(&mut self, now: Instant) {
         let token = FencingToken {
             term: self.term,
             leader: self.id,
@@ -165,6 +185,7 @@ impl Node {
         );
         self.phase = Phase::Leading;
         self.pending_election = None;
+        self.round = 0;
         self.stats.times_leader += 1;
         self.events
             .push_back(Event::BecameLeader { term: self.term });
@@ -176,15 +197,7 @@ impl Node {
         ] {
             self.timers.stop(timer);
         }
-        if announce {
-            self.announce(now, token);
-        } else {
-            self.record_leadership(now, token);
-            self.timers.set(
-                Timer::Heartbeat,
-                Self::after(now, self.config.heartbeat_interval()),
-            );
-        }
+        self.record_leadership(now, token);
     }
 
     /// Records this node's own leadership of `token` and tells every member the
@@ -193,17 +206,37 @@ impl Node {
     /// is how one that comes back learns who leads.
     pub(super) fn announce(&mut self, now: Instant, token: FencingToken) {
         self.record_leadership(now, token);
-        let term = token.term;
+        self.broadcast_coordinator(token.term);
+        self.timers.set(
+            Timer::Heartbeat,
+            Self::after(now, self.config.heartbeat_interval()),
+        );
+    }
+
+    fn broadcast_coordinator(&mut self, term: Term) {
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id && !self.members.is_suspected(to) {
                 self.send(to, Message::Coordinator { term });
             }
         }
-        self.timers.set(
-            Timer::Heartbeat,
-            Self::after(now, self.config.heartbeat_interval()),
-        );
+    }
+
+    /// Tells one member that fell behind who leads: the Coordinator again, or with
+    /// a quorum (where a Coordinator is a claim to vote on) a heartbeat.
+    pub(super) fn remind(&mut self, to: NodeId) {
+        let Some(term) = self.leadership_term() else {
+            return;
+        };
+        let message = if self.quorum().is_some() {
+            Message::Heartbeat {
+                term,
+                round: self.round,
+            }
+        } else {
+            Message::Coordinator { term }
+        };
+        self.send(to, message);
     }
 
     /// Makes `token`, this node's own, the leadership it follows.
@@ -238,10 +271,12 @@ impl Node {
         let Some(term) = self.leadership_term() else {
             return;
         };
+        self.record_round(now);
+        let round = self.round;
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id {
-                self.send(to, Message::Heartbeat { term });
+                self.send(to, Message::Heartbeat { term, round });
             }
         }
         self.timers.set(

@@ -54,7 +54,7 @@ impl Node {
             .members
             .higher()
             .iter()
-            .any(|&id| !self.members.is_suspected(id));
+            .any(|&id| self.members.is_live_candidate(id));
         if !higher_live {
             self.become_leader(now);
             return;
@@ -65,7 +65,7 @@ impl Node {
                 Ask::Everyone => to != self.id,
                 Ask::Higher => to > self.id,
             };
-            if asked && !self.members.is_suspected(to) {
+            if asked && self.members.is_live_candidate(to) {
                 self.send(to, Message::Election { term });
             }
         }
@@ -78,6 +78,10 @@ impl Node {
 
     /// Election from `from` in `term`: raise the flag, answer if higher.
     pub(super) fn modified_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
+        if !self.members.is_candidate(self.id) {
+            self.drop_input(DropReason::Unexpected);
+            return;
+        }
         if self.abstaining {
             self.drop_input(DropReason::Outdated);
             return;
@@ -92,7 +96,9 @@ impl Node {
         // going to everyone here: that member is taking over, and this leader
         // yields below like any member, rather than re-announcing over it.)
         let running = match self.phase {
-            Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
+            Phase::Electing { term }
+            | Phase::AwaitingCoordinator { term }
+            | Phase::Claiming { term } => Some(term),
             Phase::Idle | Phase::Leading => self.pending_election,
         };
         if term < self.term || running.is_some_and(|running| term < running) {
@@ -136,7 +142,7 @@ impl Node {
             .higher()
             .iter()
             .rev()
-            .find(|&&id| !self.members.is_suspected(id))
+            .find(|&&id| self.members.is_live_candidate(id))
             .copied();
         if Some(from) == top_live {
             // Nobody above the highest live member can answer: hand over now.
@@ -187,7 +193,7 @@ impl Node {
     /// Takeover from `from` in `term`: this node is the highest that answered; it
     /// checks with the members above it before announcing.
     pub(super) fn modified_on_takeover(&mut self, now: Instant, from: NodeId, term: Term) {
-        if from > self.id || term < self.term {
+        if from > self.id || term < self.term || !self.members.is_candidate(self.id) {
             self.drop_input(DropReason::Unexpected);
             return;
         }
@@ -199,7 +205,9 @@ impl Node {
             return;
         }
         let running = match self.phase {
-            Phase::Electing { term } | Phase::AwaitingCoordinator { term } => Some(term),
+            Phase::Electing { term }
+            | Phase::AwaitingCoordinator { term }
+            | Phase::Claiming { term } => Some(term),
             Phase::Leading => Some(self.term),
             Phase::Idle => None,
         };

@@ -78,9 +78,9 @@ impl Node {
             self.drop_input(DropReason::Outdated);
             return;
         }
-        if self.abstaining {
-            // A resigned member stays out of the active list but keeps the ring
-            // whole by passing the token on.
+        if self.abstaining || !self.members.is_candidate(self.id) {
+            // A resigned member or an observer stays out of the active list but
+            // keeps the ring whole by passing the token on.
             self.ring_pass(
                 now,
                 Message::RingElection {
@@ -185,14 +185,17 @@ impl Node {
         if self.highest.is_some_and(|highest| token <= highest) {
             return;
         }
-        self.pending_election = None;
         if leader == self.id {
+            self.pending_election = None;
             self.term = self.term.max(term);
             self.phase = Phase::Idle;
             self.take_leadership(now, false);
-        } else {
+        } else if self.quorum().is_none() {
+            self.pending_election = None;
             self.accept(now, token);
         }
+        // With a quorum the members follow once the leader's claim and first
+        // heartbeat arrive; meanwhile the pass only tells them who it will be.
     }
 
     /// Passes `message` to the next live member in ring order (for the second
@@ -222,7 +225,7 @@ impl Node {
         match message {
             Message::RingElection { initiator, .. } => (1..n)
                 .map(|step| ids[(own + step) % n])
-                .find(|&id| id == *initiator || !self.members.is_suspected(id)),
+                .find(|&id| id == *initiator || self.members.is_live_candidate(id)),
             Message::RingCoordinator {
                 initiator, active, ..
             } => (1..n)

@@ -15,8 +15,15 @@
 //!   incarnation: a restart without persisted state begins again).
 //! - **S3** a node never accepts, or follows, a token below the highest it had
 //!   accepted.
+//! - **Exclusive leadership** (with a quorum): no two members ever act as leader
+//!   at the same moment, whatever their terms, under any faults. With a quorum S1
+//!   is enforced whatever the network does, as long as no member restarted
+//!   without its durable state (its forgotten vote could elect a second leader of
+//!   a term, later). Without a quorum, overlaps are counted, not flagged (a
+//!   returning higher member leads a message delay before the old leader hears of
+//!   it; a partition has a leader on each side).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use crate::event::{Event, FencingToken};
@@ -62,6 +69,15 @@ pub enum Violation {
         /// When.
         at_us: u64,
     },
+    /// Two members acted as leader at the same moment (checked with a quorum).
+    OverlappingLeaders {
+        /// The member that was leading.
+        leading: NodeId,
+        /// The member that became leader meanwhile.
+        second: NodeId,
+        /// When.
+        at_us: u64,
+    },
     /// S3: a node accepted or followed a token below its floor.
     AcceptedBelowFloor {
         /// The node.
@@ -88,18 +104,64 @@ pub(crate) struct Checker {
     /// The first member to announce each term, and when.
     announced: BTreeMap<Term, NodeId>,
     same_term_leaders: u64,
+    /// Members leading now, by index.
+    leading: BTreeSet<usize>,
+    /// Member ids by index, to name them in violations.
+    ids: Vec<NodeId>,
+    /// Whether the cluster runs with a quorum (exclusive leadership enforced).
+    quorum: bool,
+    overlaps: u64,
     violations: Vec<Violation>,
 }
 
 impl Checker {
-    pub(crate) fn new(epoch: Instant, members: usize) -> Checker {
+    pub(crate) fn new(epoch: Instant, ids: &[NodeId], quorum: bool) -> Checker {
         Checker {
             epoch,
-            watches: vec![Watch::default(); members],
+            watches: vec![Watch::default(); ids.len()],
+            ids: ids.to_vec(),
             announced: BTreeMap::new(),
             same_term_leaders: 0,
+            leading: BTreeSet::new(),
+            quorum,
+            overlaps: 0,
             violations: Vec::new(),
         }
+    }
+
+    /// A member crashed: it leads no more.
+    pub(crate) fn crashed(&mut self, index: usize) {
+        self.leading.remove(&index);
+    }
+
+    fn track_leading(&mut self, index: usize, node: &Node, at_us: u64) {
+        if node.role() != crate::event::Role::Leader {
+            self.leading.remove(&index);
+            return;
+        }
+        if !self.leading.insert(index) {
+            return;
+        }
+        if let Some(&other) = self.leading.iter().find(|&&other| other != index) {
+            self.overlaps += 1;
+            if self.quorum {
+                let leading = self.ids_hint(other);
+                self.violations.push(Violation::OverlappingLeaders {
+                    leading,
+                    second: node.id(),
+                    at_us,
+                });
+            }
+        }
+    }
+
+    fn ids_hint(&self, index: usize) -> NodeId {
+        self.ids.get(index).copied().unwrap_or(NodeId(index as u64))
+    }
+
+    /// Times a member became leader while another was leading.
+    pub(crate) fn overlaps(&self) -> u64 {
+        self.overlaps
     }
 
     /// A member came back with fresh state.
@@ -121,6 +183,7 @@ impl Checker {
         strict: bool,
     ) {
         let at_us = self.micros(now);
+        self.track_leading(index, node, at_us);
         let before = self.watches[index];
         let id = node.id();
         if node.term() < before.term {

@@ -55,7 +55,7 @@ use check::Checker;
 use network::Network;
 
 /// A simulation call named something it cannot act on.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimError {
     /// The id is not a member of the simulated cluster.
@@ -82,8 +82,8 @@ struct Slot {
     config: Config,
     /// `None` while crashed.
     node: Option<Node>,
-    /// The term it had when it crashed, for durable restarts.
-    last_term: crate::message::Term,
+    /// The state it had when it crashed, for durable restarts.
+    last_state: crate::node::DurableState,
     /// When the current incarnation came up.
     up_since: Instant,
     /// The longest causal chain of messages this node has seen since the last reset.
@@ -107,6 +107,10 @@ pub struct Simulation {
     faulted: bool,
     /// Members up now.
     live: usize,
+    /// Whether a member has restarted without its durable state.
+    amnesia: bool,
+    /// Whether the cluster runs with a quorum.
+    quorum: bool,
     sent: MessageCounts,
     lost: u64,
     max_depth: u64,
@@ -152,7 +156,7 @@ impl Simulation {
                 id,
                 config,
                 node: Some(node),
-                last_term: crate::message::Term(0),
+                last_state: crate::node::DurableState::default(),
                 up_since: epoch,
                 depth: 0,
                 timer_at: None,
@@ -162,18 +166,21 @@ impl Simulation {
             return Err(SimError::Config(ConfigError::EmptyMembership));
         };
         let link = LinkConfig::reliable(first.config.max_message_delay());
+        let quorum = first.config.quorum() != crate::config::Quorum::None;
         let live = ids.len();
         Ok(Simulation {
             epoch,
             now: epoch,
             rng: ChaCha8Rng::seed_from_u64(seed),
             network: Network::new(ids.len(), link),
-            checker: Checker::new(epoch, ids.len()),
+            checker: Checker::new(epoch, &ids, quorum),
             ids,
             slots,
             timers: BinaryHeap::new(),
             faulted: false,
             live,
+            amnesia: false,
+            quorum,
             sent: MessageCounts::default(),
             lost: 0,
             max_depth: 0,
@@ -298,9 +305,10 @@ impl Simulation {
     pub fn crash(&mut self, id: NodeId) -> Result<(), SimError> {
         let index = self.index(id)?;
         if let Some(node) = self.slots[index].node.take() {
-            self.slots[index].last_term = node.term();
+            self.slots[index].last_state = node.durable_state();
             self.slots[index].timer_at = None;
             self.live -= 1;
+            self.checker.crashed(index);
             self.record(TraceEntry::Crash { node: id });
         }
         Ok(())
@@ -312,8 +320,8 @@ impl Simulation {
         self.revive(id, false)
     }
 
-    /// Brings a crashed member back with the term it had (as if persisted) and
-    /// starts it.
+    /// Brings a crashed member back with its durable state (term and vote, as if
+    /// persisted: [`Node::durable_state`]) and starts it.
     pub fn restart_durable(&mut self, id: NodeId) -> Result<(), SimError> {
         self.revive(id, true)
     }
@@ -323,13 +331,14 @@ impl Simulation {
         if self.slots[index].node.is_some() {
             return Ok(());
         }
-        let slot = &self.slots[index];
-        let term = if durable {
-            slot.last_term
+        let state = if durable {
+            self.slots[index].last_state
         } else {
-            crate::message::Term(0)
+            self.amnesia = true;
+            crate::node::DurableState::default()
         };
-        let node = Node::with_term(id, self.ids.iter().copied(), slot.config.clone(), term)?;
+        let config = self.slots[index].config.clone();
+        let node = Node::with_durable_state(id, self.ids.iter().copied(), config, state)?;
         self.checker.reset(index, &node);
         let slot = &mut self.slots[index];
         slot.node = Some(node);
@@ -552,7 +561,13 @@ impl Simulation {
     /// Routes what a node produced after one input, and checks it.
     fn after_input(&mut self, index: usize) {
         let now = self.now;
-        let strict = !self.faulted;
+        let strict = if self.quorum {
+            // A quorum keeps one leader per term whatever the network does, as long
+            // as votes survive restarts.
+            !self.amnesia
+        } else {
+            !self.faulted
+        };
         let slot = &mut self.slots[index];
         let Some(node) = slot.node.as_mut() else {
             return;
@@ -724,6 +739,12 @@ impl Simulation {
     /// network or a restart (a wrong failure-detector report).
     pub(crate) fn mark_faulted(&mut self) {
         self.faulted = true;
+    }
+
+    /// How many times a member became leader while another was leading (a
+    /// violation with a quorum; counted without one).
+    pub fn overlapping_leaderships(&self) -> u64 {
+        self.checker.overlaps()
     }
 
     /// Whether the run has left the synchronous model (a network fault or a restart).

@@ -1,0 +1,248 @@
+//! The quorum gate (`Config::with_quorum`): claims and votes, acknowledgements,
+//! and the leader's lease.
+//!
+//! Why no two members ever lead at overlapping times, in any terms: a leader's
+//! lease ends `leader_lease` after the send time of its claim, or of its last
+//! heartbeat round, that `q` members acknowledged (a vote is an acknowledgement
+//! and promises the same). A new leader needs `q` votes; two sets of `q` voters
+//! share a member (for `q` a majority), and that member either is the old leader
+//! (which stepped down before voting) or acknowledged its last round and then
+//! voted. It does not vote while its promise from that round runs
+//! (`follower_lease` from receipt, at least as long in real time as the leader's
+//! lease from the earlier send), nor vote for an older term than it has seen, so
+//! the vote, and the new leadership, come after the old lease ran out. One vote per
+//! member per term keeps two claims of one term from both gathering `q` votes.
+//!
+//! A restarted member has forgotten its promises, so it votes for nobody, itself
+//! included, for `follower_lease` after `Node::start`.
+
+use std::time::Instant;
+
+use super::{Node, Phase};
+use crate::event::{FencingToken, Leader};
+use crate::message::{Message, NodeId, Term};
+use crate::stats::DropReason;
+use crate::timer::Timer;
+
+/// Heartbeat rounds remembered for lease accounting: acknowledgements of older
+/// rounds arrive too late to extend the lease anyway.
+pub(super) const ROUNDS: usize = 8;
+
+/// One heartbeat round of this node's leadership.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Round {
+    number: u64,
+    sent_at: Option<Instant>,
+    acks: usize,
+}
+
+impl Node {
+    /// The number of members, this node included, that must stand behind a leader.
+    pub(super) fn quorum(&self) -> Option<usize> {
+        self.config.quorum_size(self.members.voters())
+    }
+
+    /// Whether a promise to another leader (or, after a start, to nobody) forbids
+    /// voting for `candidate` now.
+    fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
+        match self.promise {
+            Some((promised, until)) if until > now && promised != Some(candidate) => Some(until),
+            _ => None,
+        }
+    }
+
+    /// A won election, with a quorum: ask the members to acknowledge.
+    pub(super) fn begin_claim(&mut self, now: Instant) {
+        let term = self.term;
+        if let Some(until) = self.promised_elsewhere(now, self.id) {
+            // It may not even vote for itself yet: try again once it may.
+            self.phase = Phase::Idle;
+            self.timers.set(Timer::Coordinator, until);
+            return;
+        }
+        // Its own vote needs no promise: if it wins it leads, and a leader resigns
+        // before it votes for anyone else; if it does not, it granted no lease.
+        self.vote = Some((term, self.id));
+        self.members.reset_acks();
+        self.claim_votes = usize::from(self.members.is_voter(self.id));
+        self.claim_sent_at = Some(now);
+        self.phase = Phase::Claiming { term };
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Coordinator { term });
+            }
+        }
+        self.timers.set(
+            Timer::Answer,
+            Self::after(now, self.config.answer_timeout()),
+        );
+        self.confirm_if_quorum(now);
+    }
+
+    /// Too few acknowledged the claim in time: this node names no leader and tries
+    /// again after its leader timeout.
+    pub(super) fn on_claim_timeout(&mut self, now: Instant) {
+        if matches!(self.phase, Phase::Claiming { .. }) {
+            self.phase = Phase::Idle;
+            self.arm_leader_timeout(now);
+        }
+    }
+
+    fn confirm_if_quorum(&mut self, now: Instant) {
+        let (Phase::Claiming { .. }, Some(quorum)) = (self.phase, self.quorum()) else {
+            return;
+        };
+        if self.claim_votes < quorum {
+            return;
+        }
+        self.timers.stop(Timer::Answer);
+        self.rounds = [Round::default(); ROUNDS];
+        self.round = 0;
+        self.members.reset_acks();
+        let sent_at = self.claim_sent_at.unwrap_or(now);
+        self.lease_until = Some(Self::after(sent_at, self.config.leader_lease()));
+        self.lead(now);
+        // The first heartbeat confirms the leadership to the members at once.
+        self.send_heartbeats(now);
+        self.arm_lease_timer();
+    }
+
+    /// Coordinator from `from` with a quorum: a claim to vote on.
+    pub(super) fn on_claim(&mut self, now: Instant, from: NodeId, term: Term) {
+        let token = FencingToken { term, leader: from };
+        if self.highest.is_some_and(|highest| token < highest) || term < self.term {
+            self.drop_input(DropReason::StaleLeader);
+            return;
+        }
+        if self.would_preempt(from) {
+            self.term = self.term.max(term);
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        let voted_elsewhere = self
+            .vote
+            .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != from));
+        if voted_elsewhere || self.promised_elsewhere(now, from).is_some() {
+            self.drop_input(DropReason::Refused);
+            return;
+        }
+        if !self.members.is_voter(self.id) {
+            return;
+        }
+        if self.leader.is_some_and(|leader| leader.id != from) || self.phase != Phase::Idle {
+            self.leave_role();
+            self.drop_leader();
+        }
+        self.vote = Some((term, from));
+        // A vote backs the lease the claimant dates from its claim, so it promises
+        // as an acknowledged heartbeat does.
+        self.promise = Some((Some(from), Self::after(now, self.config.follower_lease())));
+        self.term = self.term.max(term);
+        self.pending_election = None;
+        self.timers.stop(Timer::Coordinator);
+        self.send(from, Message::Ack { term, round: 0 });
+        // It follows the claimant only once its heartbeat shows the quorum.
+        self.arm_leader_timeout(now);
+    }
+
+    /// After a heartbeat from `from` was handled: acknowledge it and promise.
+    pub(super) fn acknowledge_heartbeat(
+        &mut self,
+        now: Instant,
+        from: NodeId,
+        term: Term,
+        round: u64,
+    ) {
+        let following = self.leader == Some(Leader { id: from, term });
+        if !following || !self.members.is_voter(self.id) {
+            return;
+        }
+        let until = Self::after(now, self.config.follower_lease());
+        self.promise = Some((Some(from), until));
+        self.send(from, Message::Ack { term, round });
+    }
+
+    /// Ack from `from`.
+    pub(super) fn on_ack(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
+        match self.phase {
+            Phase::Claiming { term: claimed } if claimed == term && round == 0 => {
+                if self.members.ack_claim(from) {
+                    self.claim_votes += 1;
+                    self.confirm_if_quorum(now);
+                }
+            }
+            Phase::Leading if self.leadership_term() == Some(term) && round > 0 => {
+                self.count_round_ack(from, round);
+            }
+            _ => self.drop_input(DropReason::Outdated),
+        }
+    }
+
+    /// Credits `from`'s acknowledgement to every remembered round up to `round`
+    /// it had not acknowledged, and extends the lease by any round that now has
+    /// its quorum.
+    fn count_round_ack(&mut self, from: NodeId, round: u64) {
+        let (Some(before), Some(quorum)) = (self.members.ack_round(from, round), self.quorum())
+        else {
+            return;
+        };
+        let own = usize::from(self.members.is_voter(self.id));
+        let lease = self.config.leader_lease();
+        let mut extended = false;
+        for slot in &mut self.rounds {
+            if slot.number > before && slot.number <= round {
+                slot.acks += 1;
+                if slot.acks + own >= quorum {
+                    if let Some(sent_at) = slot.sent_at {
+                        let until = Self::after(sent_at, lease);
+                        if self.lease_until.is_none_or(|current| until > current) {
+                            self.lease_until = Some(until);
+                            extended = true;
+                        }
+                    }
+                }
+            }
+        }
+        if extended {
+            self.arm_lease_timer();
+        }
+    }
+
+    /// Records heartbeat round `round` sent at `now`.
+    pub(super) fn record_round(&mut self, now: Instant) {
+        self.round += 1;
+        let slot = &mut self.rounds[(self.round % ROUNDS as u64) as usize];
+        *slot = Round {
+            number: self.round,
+            sent_at: Some(now),
+            acks: 0,
+        };
+    }
+
+    fn arm_lease_timer(&mut self) {
+        if let Some(until) = self.lease_until {
+            self.timers.set(Timer::Lease, until);
+        }
+    }
+
+    /// The lease ran out before a quorum acknowledged a newer round: this node can
+    /// no longer be sure nobody else leads, so it stops.
+    pub(super) fn on_lease_timeout(&mut self, now: Instant) {
+        let expired = self.lease_until.is_some_and(|until| until <= now);
+        if self.phase == Phase::Leading && expired {
+            self.resign_leadership();
+            self.lease_until = None;
+            self.arm_leader_timeout(now);
+        }
+    }
+
+    /// After `start`: vote for nobody until promises made before a restart have
+    /// certainly run out.
+    pub(super) fn forget_promises(&mut self, now: Instant) {
+        if self.quorum().is_some() {
+            let until = Self::after(now, self.config.follower_lease());
+            self.promise = Some((None, until));
+        }
+    }
+}

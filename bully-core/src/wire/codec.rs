@@ -269,7 +269,10 @@ impl Codec {
             incarnation: header.incarnation,
             sequence: header.sequence,
         };
-        let window = self.windows.get_mut(index).ok_or(replayed)?;
+        let window = self
+            .windows
+            .get_mut(index)
+            .ok_or(WireError::NotMember(sender))?;
         if let Some(window) = window {
             if window.check(header.incarnation, header.sequence) == Check::Replayed {
                 return Err(replayed);

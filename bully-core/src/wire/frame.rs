@@ -95,7 +95,9 @@ impl Header {
 
 /// Where the stream-level framing ends: a transport that carries frames over a byte
 /// stream (TCP, a serial line) reads the first 8 bytes of a frame and learns how
-/// many bytes the whole frame takes. Datagram transports do not need it.
+/// many bytes the whole frame takes (never more than [`MAX_FRAME_LEN`]; compare
+/// it with [`Codec::max_frame_len`](super::Codec::max_frame_len) before buffering).
+/// Datagram transports do not need it.
 ///
 /// ```
 /// use bully_core::wire::{frame_len, WireError};

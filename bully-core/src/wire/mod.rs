@@ -33,6 +33,11 @@
 //! redirected to another: an `Answer` or `Takeover` means something only to the
 //! node it was sent to.
 //!
+//! The body's encoding follows the declaration of [`Message`](crate::Message):
+//! postcard writes a variant as its index and integers as varints. So new message
+//! kinds must be appended (older peers refuse them as malformed), and reordering
+//! variants or fields is a new [`VERSION`]. A known-answer test pins the bytes.
+//!
 //! # What a receiver checks, in order
 //!
 //! 1. The length, against [`Codec::max_frame_len`], before reading anything.

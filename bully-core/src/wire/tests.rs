@@ -178,6 +178,36 @@ fn each_kind_has_the_documented_size() {
     }
 }
 
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&text[at..at + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// A known answer, computed independently of this crate (the tag with Python's
+/// `hmac` module): any change to the layout, the body encoding or the MAC input
+/// breaks it, and would break every deployed peer too.
+#[test]
+fn a_heartbeat_frame_is_byte_for_byte_the_documented_layout() {
+    let expected = [
+        "42554c59",                                                         // magic "BULY"
+        "01",                                                               // version
+        "00",                                                               // reserved
+        "0002",                                                             // body length
+        "00000000b0117ec0",                                                 // cluster id
+        "00000001",                                                         // key id
+        "0000000000000005",                                                 // sender
+        "0000000000000001",                                                 // recipient
+        "0000000000000001",                                                 // incarnation
+        "0000000000000000",                                                 // sequence
+        "0303", // body: postcard Heartbeat (variant 3), term 3
+        "4fd8889a2bd78de7e11b26f8b2f3a899fc0bcd25ad3962957298695ba482cbc4", // tag
+    ]
+    .concat();
+    assert_eq!(frame_from_5_to_1(&heartbeat()), hex(&expected));
+}
+
 #[test]
 fn the_encode_buffer_is_reused_without_growing() {
     let mut sender = codec(5);

@@ -13,6 +13,9 @@ mod node;
 pub mod sim;
 mod stats;
 mod timer;
+#[cfg(feature = "wire")]
+#[cfg_attr(docsrs, doc(cfg(feature = "wire")))]
+pub mod wire;
 
 pub use config::{Algorithm, Config, ConfigError, Preemption, Quorum};
 pub use error::CommandError;

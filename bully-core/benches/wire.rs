@@ -33,7 +33,8 @@ fn messages() -> Vec<Message> {
         Message::Election { term },
         Message::Answer { term },
         Message::Coordinator { term },
-        Message::Heartbeat { term },
+        Message::Heartbeat { term, round: 1 },
+        Message::Ack { term, round: 1 },
         Message::Resign { term },
         Message::Takeover { term },
         Message::RingElection {

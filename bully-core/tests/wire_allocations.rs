@@ -56,11 +56,17 @@ fn sealed(sequence: u64, body: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one() {
-    // postcard: Heartbeat is variant 3, term 7 a one-byte varint.
-    let frame = sealed(0, &[3, 7]);
+    // postcard: Heartbeat is variant 3, term 7 and round 1 one-byte varints.
+    let frame = sealed(0, &[3, 7, 1]);
     assert_eq!(
         codec(1).decode(&frame),
-        Ok((NodeId(3), Message::Heartbeat { term: Term(7) }))
+        Ok((
+            NodeId(3),
+            Message::Heartbeat {
+                term: Term(7),
+                round: 1
+            }
+        ))
     );
 }
 
@@ -69,7 +75,10 @@ fn heartbeats_encoded_and_decoded_allocate_nothing_once_warm() {
     let mut sender = codec(3);
     let mut receiver = codec(1);
     let mut frame = Vec::new();
-    let heartbeat = Message::Heartbeat { term: Term(5) };
+    let heartbeat = Message::Heartbeat {
+        term: Term(5),
+        round: 1,
+    };
     sender.encode(NodeId(1), &heartbeat, &mut frame).unwrap();
     receiver.decode(&frame).unwrap();
 
@@ -88,10 +97,10 @@ fn heartbeats_encoded_and_decoded_allocate_nothing_once_warm() {
 
 #[test]
 fn a_ring_list_claiming_billions_of_ids_allocates_nothing_for_them() {
-    // RingElection (6), term 1, initiator 2, then a list "of 4,294,967,295 ids"
+    // RingElection (7), term 1, initiator 2, then a list "of 4,294,967,295 ids"
     // followed by a few bytes: postcard sees the claim cannot fit and serde
     // reserves nothing.
-    let mut body = vec![6, 1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f];
+    let mut body = vec![7, 1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f];
     body.extend([1; 16]);
     let frame = sealed(0, &body);
     let mut receiver = codec(1);

@@ -75,7 +75,7 @@ pub enum WireError {
 }
 
 /// A [`Codec`](super::Codec) or [`Key`](super::Key) could not be set up.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SetupError {
     /// The member list is invalid (empty, duplicated, or missing this node).

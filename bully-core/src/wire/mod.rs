@@ -28,7 +28,7 @@
 //! | 52 + *n*  | 32   | tag                | HMAC-SHA256 over bytes `0 .. 52 + n` with the key named at offset 16 |
 //!
 //! [`HEADER_LEN`] is 52 and [`TAG_LEN`] 32, so a frame is 84 bytes plus its body;
-//! a heartbeat takes 86 (while its term is below 128). The recipient is in the header (beyond what a sender id
+//! a heartbeat takes 87 (while its term and round are below 128). The recipient is in the header (beyond what a sender id
 //! alone gives) so that a frame captured on its way to one node cannot be
 //! redirected to another: an `Answer` or `Takeover` means something only to the
 //! node it was sent to.

@@ -47,7 +47,8 @@ fn one_of_each_kind() -> Vec<Message> {
         Message::Election { term },
         Message::Answer { term },
         Message::Coordinator { term },
-        Message::Heartbeat { term },
+        Message::Heartbeat { term, round: 7 },
+        Message::Ack { term, round: 7 },
         Message::Resign { term },
         Message::Takeover { term },
         Message::RingElection {
@@ -82,7 +83,8 @@ fn message() -> impl Strategy<Value = Message> {
         term().prop_map(|term| Message::Election { term }),
         term().prop_map(|term| Message::Answer { term }),
         term().prop_map(|term| Message::Coordinator { term }),
-        term().prop_map(|term| Message::Heartbeat { term }),
+        (term(), any::<u64>()).prop_map(|(term, round)| Message::Heartbeat { term, round }),
+        (term(), any::<u64>()).prop_map(|(term, round)| Message::Ack { term, round }),
         term().prop_map(|term| Message::Resign { term }),
         term().prop_map(|term| Message::Takeover { term }),
         (term(), node_id(), active()).prop_map(|(term, initiator, active)| {
@@ -138,7 +140,10 @@ fn frame_from_5_to_1(message: &Message) -> Vec<u8> {
 }
 
 fn heartbeat() -> Message {
-    Message::Heartbeat { term: Term(3) }
+    Message::Heartbeat {
+        term: Term(3),
+        round: 1,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -168,8 +173,9 @@ proptest! {
 
 #[test]
 fn each_kind_has_the_documented_size() {
-    // Small terms and ids are one varint byte each; the ring lists hold three ids.
-    let expected = [86, 86, 86, 86, 86, 86, 91, 92];
+    // Small terms, rounds and ids are one varint byte each; the ring lists hold
+    // three ids.
+    let expected = [86, 86, 86, 87, 87, 86, 86, 91, 92];
     for (message, size) in one_of_each_kind().iter().zip(expected) {
         let frame = frame_from_5_to_1(message);
         assert_eq!(frame.len(), size, "{message}");
@@ -194,15 +200,15 @@ fn a_heartbeat_frame_is_byte_for_byte_the_documented_layout() {
         "42554c59",                                                         // magic "BULY"
         "01",                                                               // version
         "00",                                                               // reserved
-        "0002",                                                             // body length
+        "0003",                                                             // body length
         "00000000b0117ec0",                                                 // cluster id
         "00000001",                                                         // key id
         "0000000000000005",                                                 // sender
         "0000000000000001",                                                 // recipient
         "0000000000000001",                                                 // incarnation
         "0000000000000000",                                                 // sequence
-        "0303", // body: postcard Heartbeat (variant 3), term 3
-        "4fd8889a2bd78de7e11b26f8b2f3a899fc0bcd25ad3962957298695ba482cbc4", // tag
+        "030301", // body: postcard Heartbeat (variant 3), term 3, round 1
+        "36d7a52a1c35815ce13eb3a1336898b34dbf23577427432a424666b17b105fba", // tag
     ]
     .concat();
     assert_eq!(frame_from_5_to_1(&heartbeat()), hex(&expected));
@@ -399,7 +405,7 @@ fn a_frame_replayed_by_an_attacker_is_refused_the_second_time() {
 #[test]
 fn an_authentic_body_that_is_not_a_message_is_malformed() {
     let auth = hmac();
-    let mut ring_too_long = vec![6, 1, 2, 6]; // RingElection, term 1, from 2, six ids
+    let mut ring_too_long = vec![7, 1, 2, 6]; // RingElection, term 1, from 2, six ids
     ring_too_long.extend([1, 2, 3, 5, 8, 8]);
     let bodies: [(&str, Vec<u8>); 6] = [
         ("empty", vec![]),
@@ -408,11 +414,11 @@ fn an_authentic_body_that_is_not_a_message_is_malformed() {
             "a varint that never ends",
             vec![3, 0xff, 0xff, 0xff, 0xff, 0xff],
         ),
-        ("a message and then junk", vec![3, 1, 0]),
+        ("a message and then junk", vec![3, 1, 0, 0]),
         // A list claiming four billion ids in a few bytes: refused, not allocated.
         (
             "a lying length",
-            vec![6, 1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f, 1],
+            vec![7, 1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f, 1],
         ),
         ("a ring list longer than the membership", ring_too_long),
     ];
@@ -608,7 +614,11 @@ fn frames_from_5(sender: &mut Codec, count: usize) -> Vec<Vec<u8>> {
             let mut frame = Vec::new();
             let term = Term(n as u64);
             sender
-                .encode(NodeId(1), &Message::Heartbeat { term }, &mut frame)
+                .encode(
+                    NodeId(1),
+                    &Message::Heartbeat { term, round: 1 },
+                    &mut frame,
+                )
                 .unwrap();
             frame
         })

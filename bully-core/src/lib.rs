@@ -5,6 +5,7 @@
 mod config;
 mod error;
 mod event;
+mod fencing;
 mod members;
 mod message;
 mod node;
@@ -20,6 +21,7 @@ pub mod wire;
 pub use config::{Algorithm, Config, ConfigError, Preemption, Quorum};
 pub use error::CommandError;
 pub use event::{Event, FencingToken, Leader, Role};
+pub use fencing::{Fenced, FencingGuard};
 pub use message::{Message, MessageKind, NodeId, Term, Transmit};
 pub use node::{DurableState, Node};
 pub use stats::{DropCounts, DropReason, MessageCounts, Stats};

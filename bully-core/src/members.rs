@@ -14,6 +14,9 @@ use crate::message::NodeId;
 pub(crate) struct Members {
     ids: Vec<NodeId>,
     suspected: Vec<bool>,
+    /// Resigned (`Resign`): not asked in elections until heard from again, but
+    /// still told the result.
+    resigned: Vec<bool>,
     /// May stand in elections (not an observer).
     candidate: Vec<bool>,
     /// Counts toward a quorum.
@@ -47,6 +50,7 @@ impl Members {
         let mut members = Members {
             ids,
             suspected: vec![false; n],
+            resigned: vec![false; n],
             candidate: vec![true; n],
             voter: vec![true; n],
             claim_acked: vec![false; n],
@@ -85,8 +89,9 @@ impl Members {
     /// Whether `id` may stand and be asked in elections: a candidate the failure
     /// detector does not suspect.
     pub(crate) fn is_live_candidate(&self, id: NodeId) -> bool {
-        self.index_of(id)
-            .is_some_and(|index| self.candidate[index] && !self.suspected[index])
+        self.index_of(id).is_some_and(|index| {
+            self.candidate[index] && !self.suspected[index] && !self.resigned[index]
+        })
     }
 
     pub(crate) fn is_candidate(&self, id: NodeId) -> bool {
@@ -113,8 +118,16 @@ impl Members {
         }
     }
 
+    /// Heard from the member at `index`: it is alive, and back in the elections.
     pub(crate) fn clear_suspicion(&mut self, index: usize) {
         self.suspected[index] = false;
+        self.resigned[index] = false;
+    }
+
+    pub(crate) fn mark_resigned(&mut self, id: NodeId) {
+        if let Some(index) = self.index_of(id) {
+            self.resigned[index] = true;
+        }
     }
 
     /// How many candidates rank above this node, not counting `leader`: the
@@ -166,6 +179,7 @@ impl Members {
         };
         self.ids.insert(index, id);
         self.suspected.insert(index, false);
+        self.resigned.insert(index, false);
         self.candidate.insert(index, true);
         self.voter.insert(index, true);
         self.claim_acked.insert(index, false);
@@ -187,6 +201,7 @@ impl Members {
         }
         self.ids.remove(index);
         self.suspected.remove(index);
+        self.resigned.remove(index);
         self.candidate.remove(index);
         self.voter.remove(index);
         self.claim_acked.remove(index);

@@ -60,7 +60,8 @@ impl Node {
             self.drop_input(DropReason::Outdated);
             return;
         }
-        self.members.suspect(from);
+        // Not asked in the election (it abstains), but told its result.
+        self.members.mark_resigned(from);
         self.elect_soon(now, from);
     }
 

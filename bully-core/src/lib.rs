@@ -22,6 +22,7 @@ pub use config::{Algorithm, Config, ConfigError, Preemption, Quorum};
 pub use error::CommandError;
 pub use event::{Event, FencingToken, Leader, Role};
 pub use fencing::{Fenced, FencingGuard};
+pub use members::Membership;
 pub use message::{Message, MessageKind, NodeId, Term, Transmit};
 pub use node::{DurableState, Node};
 pub use stats::{DropCounts, DropReason, MessageCounts, Stats};

@@ -1,39 +1,33 @@
 //! The member list and what this node knows about each member: whether the
-//! failure detector suspects it, whether it may stand and vote, and what it has
-//! acknowledged of this node's claim and heartbeats.
+//! failure detector suspects it, whether it resigned, whether it may stand and
+//! vote, and what it has acknowledged of this node's claim and heartbeats.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
 use crate::message::NodeId;
 
-/// Members sorted by id (ascending), stored once, with per-member state in
-/// vectors of the same order.
+/// A validated member list: sorted, without repeats, cheap to clone.
 ///
-/// Sorted storage is what makes every iteration deterministic: peers are always
-/// visited in ascending id order.
-#[derive(Clone, Debug)]
-pub(crate) struct Members {
-    ids: Vec<NodeId>,
-    suspected: Vec<bool>,
-    /// Resigned (`Resign`): not asked in elections until heard from again, but
-    /// still told the result.
-    resigned: Vec<bool>,
-    /// May stand in elections (not an observer).
-    candidate: Vec<bool>,
-    /// Counts toward a quorum.
-    voter: Vec<bool>,
-    /// Acknowledged this node's current claim.
-    claim_acked: Vec<bool>,
-    /// The highest heartbeat round of this node's current leadership it acknowledged.
-    acked_round: Vec<u64>,
-    own: usize,
+/// [`Node::new`](crate::Node::new) builds one from any list of ids; build one
+/// yourself to share it between many nodes of one process (a simulation of
+/// 100,000 members holds the list once, not 100,000 times).
+///
+/// ```
+/// use bully_core::{Membership, NodeId};
+/// let members = Membership::new([NodeId(3), NodeId(1), NodeId(2)]).unwrap();
+/// assert_eq!(members.ids(), [NodeId(1), NodeId(2), NodeId(3)]);
+/// assert!(Membership::new([NodeId(1), NodeId(1)]).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Membership {
+    ids: Arc<[NodeId]>,
 }
 
-impl Members {
-    pub(crate) fn new(
-        own_id: NodeId,
-        ids: impl IntoIterator<Item = NodeId>,
-        config: &Config,
-    ) -> Result<Members, ConfigError> {
+impl Membership {
+    /// Sorts and checks `ids`: not empty, no id twice.
+    pub fn new(ids: impl IntoIterator<Item = NodeId>) -> Result<Membership, ConfigError> {
         let mut ids: Vec<NodeId> = ids.into_iter().collect();
         if ids.is_empty() {
             return Err(ConfigError::EmptyMembership);
@@ -42,130 +36,188 @@ impl Members {
         if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(ConfigError::DuplicateMember(pair[0]));
         }
-        let own = ids
-            .binary_search(&own_id)
-            .map_err(|_| ConfigError::MissingSelf(own_id))?;
-        config.validate_for(&ids)?;
-        let n = ids.len();
-        let mut members = Members {
-            ids,
-            suspected: vec![false; n],
-            resigned: vec![false; n],
-            candidate: vec![true; n],
-            voter: vec![true; n],
-            claim_acked: vec![false; n],
-            acked_round: vec![0; n],
-            own,
-        };
-        members.apply_roles(config);
-        Ok(members)
+        Ok(Membership { ids: ids.into() })
     }
 
-    fn apply_roles(&mut self, config: &Config) {
-        for (index, &id) in self.ids.iter().enumerate() {
-            let observer = config.is_observer(id);
-            self.candidate[index] = !observer;
-            self.voter[index] = !observer || config.observers_vote();
-        }
-    }
-
-    pub(crate) fn ids(&self) -> &[NodeId] {
+    /// The members, ascending.
+    pub fn ids(&self) -> &[NodeId] {
         &self.ids
     }
 
-    pub(crate) fn len(&self) -> usize {
+    /// How many members.
+    pub fn len(&self) -> usize {
         self.ids.len()
     }
 
+    /// Always `false`: a membership has at least one member.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// This node's view of the membership. The list is shared; everything known
+/// about individual members is sparse, so a member costs memory only while it is
+/// suspected, resigned, or acknowledging this node's claim or leadership.
+///
+/// Sorted storage is what makes every iteration deterministic: peers are always
+/// visited in ascending id order.
+#[derive(Clone, Debug)]
+pub(crate) struct Members {
+    list: Membership,
+    own: usize,
+    suspected: BTreeSet<NodeId>,
+    /// Resigned (`Resign`): not asked in elections until heard from again, but
+    /// still told the result.
+    resigned: BTreeSet<NodeId>,
+    /// Observers, from the configuration: never candidates; voters only if
+    /// observers vote.
+    observers: Arc<[NodeId]>,
+    observers_vote: bool,
+    /// Members that acknowledged this node's current claim.
+    claim_acked: BTreeSet<NodeId>,
+    /// The highest heartbeat round of this node's current leadership each member
+    /// acknowledged.
+    acked_round: BTreeMap<NodeId, u64>,
+}
+
+impl Members {
+    pub(crate) fn new(
+        own_id: NodeId,
+        list: Membership,
+        config: &Config,
+    ) -> Result<Members, ConfigError> {
+        let own = list
+            .ids
+            .binary_search(&own_id)
+            .map_err(|_| ConfigError::MissingSelf(own_id))?;
+        config.validate_for(&list.ids)?;
+        Ok(Members {
+            list,
+            own,
+            suspected: BTreeSet::new(),
+            resigned: BTreeSet::new(),
+            observers: config.observers().into(),
+            observers_vote: config.observers_vote(),
+            claim_acked: BTreeSet::new(),
+            acked_round: BTreeMap::new(),
+        })
+    }
+
+    pub(crate) fn ids(&self) -> &[NodeId] {
+        &self.list.ids
+    }
+
+    pub(crate) fn membership(&self) -> &Membership {
+        &self.list
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.list.ids.len()
+    }
+
     pub(crate) fn index_of(&self, id: NodeId) -> Option<usize> {
-        self.ids.binary_search(&id).ok()
+        self.list.ids.binary_search(&id).ok()
+    }
+
+    fn is_observer(&self, id: NodeId) -> bool {
+        self.observers.binary_search(&id).is_ok()
     }
 
     /// The members above this node, ascending.
     pub(crate) fn higher(&self) -> &[NodeId] {
-        &self.ids[self.own + 1..]
+        &self.list.ids[self.own + 1..]
     }
 
     /// Whether `id` may stand and be asked in elections: a candidate the failure
-    /// detector does not suspect.
+    /// detector does not suspect and that has not resigned.
     pub(crate) fn is_live_candidate(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some_and(|index| {
-            self.candidate[index] && !self.suspected[index] && !self.resigned[index]
-        })
+        self.is_candidate(id) && !self.suspected.contains(&id) && !self.resigned.contains(&id)
     }
 
     pub(crate) fn is_candidate(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some_and(|index| self.candidate[index])
+        self.index_of(id).is_some() && !self.is_observer(id)
     }
 
     pub(crate) fn is_voter(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some_and(|index| self.voter[index])
+        self.index_of(id).is_some() && (self.observers_vote || !self.is_observer(id))
     }
 
     pub(crate) fn voters(&self) -> usize {
-        self.voter.iter().filter(|&&voter| voter).count()
+        if self.observers_vote {
+            return self.len();
+        }
+        let observers = self
+            .observers
+            .iter()
+            .filter(|&&id| self.index_of(id).is_some())
+            .count();
+        self.len() - observers
     }
 
     pub(crate) fn is_suspected(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some_and(|index| self.suspected[index])
+        self.suspected.contains(&id)
     }
 
     pub(crate) fn suspect(&mut self, id: NodeId) {
-        if let Some(index) = self.index_of(id) {
-            if index != self.own {
-                self.suspected[index] = true;
-            }
+        if self.index_of(id).is_some_and(|index| index != self.own) {
+            self.suspected.insert(id);
         }
     }
 
-    /// Heard from the member at `index`: it is alive, and back in the elections.
-    pub(crate) fn clear_suspicion(&mut self, index: usize) {
-        self.suspected[index] = false;
-        self.resigned[index] = false;
+    /// Heard from `id`: it is alive, and back in the elections.
+    pub(crate) fn clear_suspicion(&mut self, id: NodeId) {
+        if !self.suspected.is_empty() {
+            self.suspected.remove(&id);
+        }
+        if !self.resigned.is_empty() {
+            self.resigned.remove(&id);
+        }
     }
 
     pub(crate) fn mark_resigned(&mut self, id: NodeId) {
-        if let Some(index) = self.index_of(id) {
-            self.resigned[index] = true;
+        if self.index_of(id).is_some() {
+            self.resigned.insert(id);
         }
     }
 
     /// How many candidates rank above this node, not counting `leader`: the
     /// staggering rank of its leader timeout.
     pub(crate) fn rank_below(&self, leader: Option<NodeId>) -> usize {
-        self.ids[self.own + 1..]
+        let above = self.higher();
+        let observers_above = self
+            .observers
             .iter()
-            .zip(&self.candidate[self.own + 1..])
-            .filter(|&(&id, &candidate)| candidate && Some(id) != leader)
-            .count()
+            .filter(|&&id| above.binary_search(&id).is_ok())
+            .count();
+        let leader_above = leader.is_some_and(|leader| {
+            above.binary_search(&leader).is_ok() && !self.is_observer(leader)
+        });
+        above.len() - observers_above - usize::from(leader_above)
     }
 
     // ----- quorum bookkeeping -----
 
     /// Forgets every acknowledgement (a new claim or leadership).
     pub(crate) fn reset_acks(&mut self) {
-        self.claim_acked.iter_mut().for_each(|acked| *acked = false);
-        self.acked_round.iter_mut().for_each(|round| *round = 0);
+        self.claim_acked.clear();
+        self.acked_round.clear();
     }
 
     /// Records `id`'s acknowledgement of the claim; whether it is a new vote.
     pub(crate) fn ack_claim(&mut self, id: NodeId) -> bool {
-        match self.index_of(id) {
-            Some(index) if self.voter[index] && !self.claim_acked[index] => {
-                self.claim_acked[index] = true;
-                true
-            }
-            _ => false,
-        }
+        self.is_voter(id) && self.claim_acked.insert(id)
     }
 
     /// Records `id`'s acknowledgement of heartbeat `round`; returns the round it
     /// had acknowledged before, if this one is newer and `id` votes.
     pub(crate) fn ack_round(&mut self, id: NodeId, round: u64) -> Option<u64> {
-        let index = self.index_of(id)?;
-        let before = self.acked_round[index];
-        (self.voter[index] && round > before).then(|| {
-            self.acked_round[index] = round;
+        if !self.is_voter(id) {
+            return None;
+        }
+        let acked = self.acked_round.entry(id).or_insert(0);
+        let before = *acked;
+        (round > before).then(|| {
+            *acked = round;
             before
         })
     }
@@ -173,42 +225,37 @@ impl Members {
     // ----- membership changes -----
 
     /// Adds a member; `false` if it already is one.
-    pub(crate) fn insert(&mut self, id: NodeId, config: &Config) -> bool {
-        let Err(index) = self.ids.binary_search(&id) else {
+    pub(crate) fn insert(&mut self, id: NodeId) -> bool {
+        let Err(index) = self.list.ids.binary_search(&id) else {
             return false;
         };
-        self.ids.insert(index, id);
-        self.suspected.insert(index, false);
-        self.resigned.insert(index, false);
-        self.candidate.insert(index, true);
-        self.voter.insert(index, true);
-        self.claim_acked.insert(index, false);
-        self.acked_round.insert(index, 0);
+        let mut ids = self.list.ids.to_vec();
+        ids.insert(index, id);
+        self.list = Membership { ids: ids.into() };
         if index <= self.own {
             self.own += 1;
         }
-        self.apply_roles(config);
         true
     }
 
     /// Removes a member other than this node; `false` if it is not one.
     pub(crate) fn remove(&mut self, id: NodeId) -> bool {
-        let Ok(index) = self.ids.binary_search(&id) else {
+        let Ok(index) = self.list.ids.binary_search(&id) else {
             return false;
         };
         if index == self.own {
             return false;
         }
-        self.ids.remove(index);
-        self.suspected.remove(index);
-        self.resigned.remove(index);
-        self.candidate.remove(index);
-        self.voter.remove(index);
-        self.claim_acked.remove(index);
-        self.acked_round.remove(index);
+        let mut ids = self.list.ids.to_vec();
+        ids.remove(index);
+        self.list = Membership { ids: ids.into() };
         if index < self.own {
             self.own -= 1;
         }
+        self.suspected.remove(&id);
+        self.resigned.remove(&id);
+        self.claim_acked.remove(&id);
+        self.acked_round.remove(&id);
         true
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::config::{Algorithm, Config, ConfigError, Preemption};
 use crate::error::CommandError;
 use crate::event::{Event, FencingToken, Leader, Role};
-use crate::members::Members;
+use crate::members::{Members, Membership};
 use crate::message::{Message, NodeId, Term, Transmit};
 use crate::stats::{DropReason, Stats};
 use crate::timer::{Timer, TimerTable};
@@ -146,8 +146,12 @@ impl Node {
         members: impl IntoIterator<Item = NodeId>,
         config: Config,
     ) -> Result<Node, ConfigError> {
-        let members = Members::new(id, members, &config)?;
-        Ok(Node {
+        let members = Members::new(id, Membership::new(members)?, &config)?;
+        Ok(Node::from_members(id, members, config))
+    }
+
+    fn from_members(id: NodeId, members: Members, config: Config) -> Node {
+        Node {
             id,
             config,
             members,
@@ -173,7 +177,18 @@ impl Node {
             lease_until: None,
             round: 0,
             rounds: Default::default(),
-        })
+        }
+    }
+
+    /// Like [`Node::new`], with a [`Membership`] that may be shared with other nodes
+    /// of the same process.
+    pub fn with_membership(
+        id: NodeId,
+        members: Membership,
+        config: Config,
+    ) -> Result<Node, ConfigError> {
+        let members = Members::new(id, members, &config)?;
+        Ok(Node::from_members(id, members, config))
     }
 
     /// Creates a node that resumes from a term it persisted before a restart; the
@@ -203,9 +218,18 @@ impl Node {
         state: DurableState,
     ) -> Result<Node, ConfigError> {
         let mut node = Node::new(id, members, config)?;
-        node.term = state.term;
-        node.vote = state.vote;
+        node.restore(state);
         Ok(node)
+    }
+
+    /// Resumes from persisted state before `start` (as
+    /// [`Node::with_durable_state`] does); terms never go backwards, so a state
+    /// older than the node's is ignored.
+    pub fn restore(&mut self, state: DurableState) {
+        if state.term >= self.term {
+            self.term = state.term;
+            self.vote = state.vote;
+        }
     }
 
     /// What to persist to survive a restart: the term, and with a quorum the
@@ -226,6 +250,11 @@ impl Node {
     /// Every member, this node included, in ascending id order.
     pub fn members(&self) -> &[NodeId] {
         self.members.ids()
+    }
+
+    /// The membership as a shareable list.
+    pub fn membership(&self) -> &Membership {
+        self.members.membership()
     }
 
     /// The configuration this node runs.
@@ -353,7 +382,7 @@ impl Node {
     /// protocol without joint consensus.
     pub fn add_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
         let _ = self.clock(now);
-        if self.members.insert(id, &self.config) {
+        if self.members.insert(id) {
             Ok(())
         } else {
             Err(CommandError::AlreadyMember(id))
@@ -391,10 +420,10 @@ impl Node {
             self.drop_input(DropReason::FromSelf);
             return;
         }
-        let Some(index) = self.members.index_of(from) else {
+        if self.members.index_of(from).is_none() {
             self.drop_input(DropReason::NotMember);
             return;
-        };
+        }
         let limit = self.term.0.saturating_add(self.config.max_term_lead());
         if message.term().0 > limit {
             self.drop_input(DropReason::TermTooFarAhead);
@@ -402,7 +431,7 @@ impl Node {
         }
         self.stats.received[message.kind()] += 1;
         // Whatever it says, the sender is alive.
-        self.members.clear_suspicion(index);
+        self.members.clear_suspicion(from);
         match message {
             Message::Coordinator { term } => {
                 if self.quorum().is_some() {

@@ -22,6 +22,16 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const SECRET: &[u8] = b"the cluster's 32-byte secret key";
 const MEMBERS: [NodeId; 3] = [NodeId(1), NodeId(2), NodeId(3)];
 
+/// The allocator's counters are global: tests that measure a region must not run
+/// while another test of this binary allocates. Every test here takes this lock.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn codec(id: u64) -> Codec {
     let key = Key::new(KeyId(1), SECRET).unwrap();
     Codec::new(
@@ -56,6 +66,7 @@ fn sealed(sequence: u64, body: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one() {
+    let _exclusive = exclusive();
     // postcard: Heartbeat is variant 3, term 7 and round 1 one-byte varints.
     let frame = sealed(0, &[3, 7, 1]);
     assert_eq!(
@@ -72,6 +83,7 @@ fn a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one() {
 
 #[test]
 fn heartbeats_encoded_and_decoded_allocate_nothing_once_warm() {
+    let _exclusive = exclusive();
     let mut sender = codec(3);
     let mut receiver = codec(1);
     let mut frame = Vec::new();
@@ -97,6 +109,7 @@ fn heartbeats_encoded_and_decoded_allocate_nothing_once_warm() {
 
 #[test]
 fn a_ring_list_claiming_billions_of_ids_allocates_nothing_for_them() {
+    let _exclusive = exclusive();
     // RingElection (7), term 1, initiator 2, then a list "of 4,294,967,295 ids"
     // followed by a few bytes: postcard sees the claim cannot fit and serde
     // reserves nothing.
@@ -116,6 +129,7 @@ fn a_ring_list_claiming_billions_of_ids_allocates_nothing_for_them() {
 
 #[test]
 fn a_key_holder_cannot_make_a_receiver_reserve_more_than_its_frame_holds() {
+    let _exclusive = exclusive();
     // The largest body a frame carries, all of it one list of one-byte ids: the
     // receiver's allocation follows the bytes present (then the list is refused for
     // being longer than the membership).

@@ -109,6 +109,13 @@ impl Node {
         if from < self.id {
             self.send(from, Message::Answer { term });
         }
+        let following = self.phase == Phase::Idle && self.leader.is_some();
+        if running.is_none() && following && term <= self.term {
+            // Not a newer election than the leadership this member follows: the
+            // sender (say, restarted with the current term) is behind, and the
+            // leader reminds it. Raising the flag would drop a live leader.
+            return;
+        }
         if running == Some(term) {
             // The same election (a second initiator, or the chosen member's
             // cross-check): the flag is already up for it.

@@ -157,7 +157,7 @@ impl Simulation {
                 break;
             };
             self.now = self.now.max(next);
-            self.step();
+            self.run_instant(next);
             let now_agreed = self.agreed_leader();
             if now_agreed != leader {
                 leader = now_agreed;

@@ -99,6 +99,7 @@ pub struct Simulation {
     now: Instant,
     rng: ChaCha8Rng,
     ids: Vec<NodeId>,
+    membership: crate::Membership,
     slots: Vec<Slot>,
     network: Network,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
@@ -147,11 +148,13 @@ impl Simulation {
         let mut members: Vec<(NodeId, Config)> = members.into_iter().collect();
         members.sort_by_key(|(id, _)| *id);
         let ids: Vec<NodeId> = members.iter().map(|(id, _)| *id).collect();
+        // One list shared by every node: a large cluster holds it once.
+        let membership = crate::Membership::new(ids.iter().copied())?;
         // The epoch: the only clock read in the crate (see the module docs).
         let epoch = Instant::now();
         let mut slots = Vec::with_capacity(ids.len());
         for (id, config) in members {
-            let node = Node::new(id, ids.iter().copied(), config.clone())?;
+            let node = Node::with_membership(id, membership.clone(), config.clone())?;
             slots.push(Slot {
                 id,
                 config,
@@ -175,6 +178,7 @@ impl Simulation {
             network: Network::new(ids.len(), link),
             checker: Checker::new(epoch, &ids, quorum),
             ids,
+            membership,
             slots,
             timers: BinaryHeap::new(),
             faulted: false,
@@ -338,7 +342,8 @@ impl Simulation {
             crate::node::DurableState::default()
         };
         let config = self.slots[index].config.clone();
-        let node = Node::with_durable_state(id, self.ids.iter().copied(), config, state)?;
+        let mut node = Node::with_membership(id, self.membership.clone(), config)?;
+        node.restore(state);
         self.checker.reset(index, &node);
         let slot = &mut self.slots[index];
         slot.node = Some(node);
@@ -469,8 +474,10 @@ impl Simulation {
         self.run_until(until);
     }
 
-    /// Runs until `done` holds (checked after every step) or `limit` passes;
-    /// returns whether it holds.
+    /// Runs until `done` holds or `limit` passes; returns whether it holds.
+    /// `done` is checked each time simulated time moves on (after every event of an
+    /// instant has been handled), so an O(N) check stays cheap when one instant
+    /// carries a 100,000-member broadcast.
     pub fn run_until_true(
         &mut self,
         limit: Duration,
@@ -482,14 +489,20 @@ impl Simulation {
                 return true;
             }
             match self.next_instant() {
-                Some(next) if next <= until => {
-                    self.step();
-                }
+                Some(next) if next <= until => self.run_instant(next),
                 _ => {
                     self.now = self.now.max(until);
                     return done(self);
                 }
             }
+        }
+    }
+
+    /// Handles every event scheduled at `instant` (and any that they schedule for
+    /// the same instant).
+    pub(crate) fn run_instant(&mut self, instant: Instant) {
+        while self.next_instant() == Some(instant) {
+            self.step();
         }
     }
 

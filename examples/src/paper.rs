@@ -152,14 +152,16 @@ pub const DISAGREEMENTS: &[Disagreement] = &[
                the missing line explicitly and checks that it is the only gap.",
     },
     Disagreement {
-        topic: "Seed 003, Figures 3 and 4: when 10 announces",
-        seeds: "The paper's (sequential) simulator lets every election finish before \
-                10 announces; in a synchronous system 10 hears 4's Election after one \
-                message time and, having nobody above it, wins at once.",
-        code: "10 announces at one message time and answers 5..9's later Elections \
-               afterwards: the same messages, senders and receivers, in another \
-               interleaving (the golden test compares multisets, and order per sender \
-               and kind).",
+        topic: "Seed 003, Figures 3 and 4: the order of the messages",
+        seeds: "The paper's simulator runs one election after another: 5's election \
+                ends before 6's begins, and 10 announces after every election has \
+                finished.",
+        code: "In a synchronous system the elections run at once: each process answers \
+               an Election when it arrives (6 answers 4 and holds its own election \
+               before 5's Election reaches it), and 10 announces one message time in, \
+               when 4's Election reaches it, answering 5..9 afterwards. The same \
+               messages, senders and receivers in another interleaving: the golden \
+               test compares multisets, and the order per sender and kind.",
     },
     Disagreement {
         topic: "Seed 003, \"fewer stages\" vs the measured time",

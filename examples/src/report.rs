@@ -502,7 +502,9 @@ pub fn failover_text(rows: &[FailoverRow]) -> String {
         "Failover in practice: a settled cluster 1..N led by N; N crashes and every member\n\
          finds out by its own leader timeout (nobody is told). Messages from the crash\n\
          (heartbeats excluded, so all of them follow the first detection); time in message\n\
-         delays (T_M) from the crash to the first detection, and from there to agreement.\n\n",
+         delays (T_M) from the crash to the first detection (where in the heartbeat interval\n\
+         the crash falls decides it: leader timeout minus 0 to 1 heartbeat interval), and\n\
+         from the first detection to agreement.\n\n",
     );
     let cells: Vec<Vec<String>> = rows
         .iter()

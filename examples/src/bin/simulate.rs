@@ -62,10 +62,12 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Seed 003's Table 1: N live processes, the lowest initiates. Messages per
-    /// algorithm against the paper's, and the time to agree in message delays.
-    /// Exits non-zero if a measured classic or modified count differs from the
-    /// paper's at an N the paper lists.
+    /// Seed 003's Table 1, measured per algorithm against the paper's.
+    ///
+    /// N live processes, the lowest initiates, the crashed former coordinator is
+    /// outside the set. Messages per algorithm against the paper's, and the time to
+    /// agree in message delays. Exits non-zero if a measured classic or modified
+    /// count differs from the paper's at an N the paper lists.
     Table {
         /// Process counts, comma-separated (the paper's columns stay empty for N
         /// that Table 1 does not list).
@@ -77,8 +79,11 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Every N and initiator P against seed 003's equations (1) and (3).
+    ///
     /// Every N up to --max-n and every initiator P: measured counts against the
-    /// paper's equations (1) and (3), and where the seeds disagree.
+    /// paper's equations (1) and (3), and the list of places where the seeds
+    /// disagree and what the code does.
     Formulas {
         /// The largest N.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..=200))]
@@ -91,8 +96,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Seed 001's best case (the second-highest notices the crash) and worst case
-    /// (the lowest notices), per algorithm.
+    /// Seed 001's best and worst cases, per algorithm.
+    ///
+    /// Best: the second-highest notices the coordinator's crash. Worst: the lowest
+    /// notices.
     Cases {
         /// Process counts (the crashed coordinator included), comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = CASE_NODES,
@@ -113,8 +120,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Failover in practice: the leader crashes and every member notices by its own
-    /// timeout, with and without staggered detection, per algorithm.
+    /// Failover by timeout, with and without staggered detection, per algorithm.
+    ///
+    /// The leader of a settled cluster crashes and every member notices by its own
+    /// leader timeout; nobody is told.
     Failover {
         /// Process counts (the crashed leader included), comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = FAILOVER_NODES,
@@ -127,14 +136,18 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Draws messages against N (5 to 100) for the three algorithms as an SVG, like
-    /// seed 003's Figure 8.
+    /// Draws messages against N as an SVG, like seed 003's Figure 8.
+    ///
+    /// N from 5 to 100 in steps of 5, the three algorithms, Table 1's values marked;
+    /// a linear and a logarithmic panel.
     Plot {
         /// Where to write the SVG.
         file: PathBuf,
     },
-    /// The message log of one election, in the style of seed 003's Figures 3, 4
-    /// and 6, or as a Mermaid sequence diagram.
+    /// One election's message log, like seed 003's Figures 3, 4 and 6.
+    ///
+    /// The paper's log format by default; --mermaid for a Mermaid sequence
+    /// diagram, --timeline for the messages with their times in message delays.
     Trace {
         /// The algorithm.
         #[arg(long, value_enum, default_value_t = AlgorithmArg::Modified)]

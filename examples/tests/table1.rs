@@ -147,17 +147,3 @@ fn the_committed_figure_is_what_plot_draws() {
         "regenerate it: cargo run -p bully-examples --bin simulate -- plot docs/messages.svg"
     );
 }
-
-#[test]
-fn the_readme_shows_the_table_as_the_command_prints_it() {
-    let readme = include_str!("../../README.md");
-    for args in [&["table", "--format", "csv"][..], &["table"][..]] {
-        let output = simulate(args);
-        let printed = String::from_utf8(output.stdout).unwrap();
-        assert!(
-            readme.contains(&printed),
-            "README's \"Reproducing the paper\" shows `simulate {}` as printed",
-            args.join(" ")
-        );
-    }
-}

@@ -1,4 +1,14 @@
-//! Shared helpers for the example programs: printing simulation traces for people.
+//! Shared helpers for the example programs: printing simulation traces for people,
+//! and the measurements, reports and plot behind `simulate`'s reproduction of the
+//! seeds (seed 003's Table 1, equations and logs; seed 001's cases; seed 004's
+//! experiments).
+#![forbid(unsafe_code)]
+
+pub mod measure;
+pub mod paper;
+pub mod paper_log;
+pub mod plot;
+pub mod report;
 
 use std::fmt::Write as _;
 

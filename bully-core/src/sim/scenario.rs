@@ -53,11 +53,34 @@ pub fn one_initiator(
     n: u64,
     initiator: NodeId,
 ) -> Result<ElectionReport, SimError> {
+    one_initiator_run(config, n, initiator, false).map(|(report, _)| report)
+}
+
+/// [`one_initiator`] with the trace on, handing back the simulation too: its trace
+/// is the election's message log (seed 003's Figures 3, 4 and 6 are such logs).
+pub fn one_initiator_traced(
+    config: &Config,
+    n: u64,
+    initiator: NodeId,
+) -> Result<(ElectionReport, Simulation), SimError> {
+    one_initiator_run(config, n, initiator, true)
+}
+
+fn one_initiator_run(
+    config: &Config,
+    n: u64,
+    initiator: NodeId,
+    traced: bool,
+) -> Result<(ElectionReport, Simulation), SimError> {
     let mut sim = Simulation::new(0, members(n), config.clone())?;
-    measure(&mut sim, |sim| {
+    if traced {
+        sim.enable_trace();
+    }
+    let report = measure(&mut sim, |sim| {
         sim.command(initiator, |node, now| node.start_election(now))
             .map(|_| ())
-    })
+    })?;
+    Ok((report, sim))
 }
 
 /// A settled cluster of `1..=n` led by `n`: started together and run until they
@@ -67,8 +90,12 @@ pub fn settled(config: &Config, n: u64, seed: u64) -> Result<Simulation, SimErro
     sim.start_all();
     let bound = sim.settle_bound();
     sim.run_until_true(bound, |sim| sim.agreed_leader().is_some());
-    // Let the start-up election's stragglers land before anything is measured.
+    // Let the start-up election's stragglers land before anything is measured:
+    // late answers, and the rest of a ring's second pass, which goes on after
+    // every member has learnt the leader from its heartbeats. Quiet is the first
+    // instant with nothing in flight (heartbeats land between two beats).
     sim.run_for(config.coordinator_timeout());
+    sim.run_until_true(bound, |sim| sim.in_flight() == 0);
     Ok(sim)
 }
 
@@ -111,8 +138,32 @@ pub fn worst_case(config: &Config, n: u64) -> Result<ElectionReport, SimError> {
 /// timeout. Staggering (`Config::with_stagger_detection`) decides whether that is
 /// the best case or the `O(N^2)` one.
 pub fn failover(config: &Config, n: u64, seed: u64) -> Result<ElectionReport, SimError> {
+    failover_run(config, n, seed, false).map(|(report, _)| report)
+}
+
+/// [`failover`] with the trace on from the crash, handing back the simulation too,
+/// so a caller can see when the first member noticed (its first
+/// `Event::LeaderLost`) and split the time into detection and election.
+pub fn failover_traced(
+    config: &Config,
+    n: u64,
+    seed: u64,
+) -> Result<(ElectionReport, Simulation), SimError> {
+    failover_run(config, n, seed, true)
+}
+
+fn failover_run(
+    config: &Config,
+    n: u64,
+    seed: u64,
+    traced: bool,
+) -> Result<(ElectionReport, Simulation), SimError> {
     let mut sim = settled(config, n, seed)?;
-    measure(&mut sim, |sim| sim.crash(NodeId(n)))
+    if traced {
+        sim.enable_trace();
+    }
+    let report = measure(&mut sim, |sim| sim.crash(NodeId(n)))?;
+    Ok((report, sim))
 }
 
 /// Seed 004's experiments with six dancers (`number` 1 to 5). `seed` plays the die.
@@ -177,6 +228,9 @@ fn measure(
     let leader = sim.agreed_leader();
     let config = sim.slots[0].config.clone();
     sim.run_for(config.coordinator_timeout() + config.answer_timeout() + tail(&config));
+    // A ring's second pass can still be going round: members learn the leader
+    // from its heartbeats before the pass reaches them. Count it to the end.
+    sim.run_until_true(bound, |sim| sim.in_flight() == 0);
     let mut messages = *sim.sent();
     messages[MessageKind::Heartbeat] = 0;
     Ok(ElectionReport {

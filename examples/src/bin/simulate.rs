@@ -1,20 +1,57 @@
-//! Runs the seeds' scenarios in the deterministic simulator.
+//! Runs the seeds' scenarios in the deterministic simulator, and reproduces seed
+//! 003's Table 1, equations, logs and Figure 8, seed 001's best and worst cases,
+//! and seed 004's experiments.
 //!
 //! With no arguments: seed 001's seven-process example, as a timeline and a Mermaid
-//! sequence diagram.
+//! sequence diagram. `simulate help` lists the other commands.
+#![forbid(unsafe_code)]
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bully_core::sim::Simulation;
-use bully_core::{Config, NodeId};
-use bully_examples::{leaders, timeline};
-use clap::{Parser, Subcommand};
+use bully_core::sim::scenario;
+use bully_core::{Algorithm, Config, NodeId};
+use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
+use bully_examples::{leaders, paper, paper_log, plot, report, timeline};
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(about = "Bully elections in the deterministic simulator")]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// How a measurement is printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Aligned columns and notes, for people.
+    #[default]
+    Text,
+    /// A header line, then one comma-separated line per row.
+    Csv,
+}
+
+/// An algorithm, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum AlgorithmArg {
+    /// Garcia-Molina's Bully (seeds 000, 001, 002, 004).
+    Classic,
+    /// Soundarabai et al.'s modified Bully (seed 003).
+    Modified,
+    /// The ring algorithm (seed 001).
+    Ring,
+}
+
+impl From<AlgorithmArg> for Algorithm {
+    fn from(algorithm: AlgorithmArg) -> Algorithm {
+        match algorithm {
+            AlgorithmArg::Classic => Algorithm::Classic,
+            AlgorithmArg::Modified => Algorithm::Modified,
+            AlgorithmArg::Ring => Algorithm::Ring,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -25,12 +62,134 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Seed 003's Table 1, measured per algorithm against the paper's.
+    ///
+    /// N live processes, the lowest initiates, the crashed former coordinator is
+    /// outside the set. Messages per algorithm against the paper's, and the time to
+    /// agree in message delays. Exits non-zero if a measured classic or modified
+    /// count differs from the paper's at an N the paper lists.
+    Table {
+        /// Process counts, comma-separated (the paper's columns stay empty for N
+        /// that Table 1 does not list).
+        #[arg(long, value_delimiter = ',', default_values_t = TABLE_1_NODES,
+              value_parser = clap::value_parser!(u64).range(2..=2000))]
+        nodes: Vec<u64>,
+        /// Output format. CSV columns: n, classic, paper_classic, modified,
+        /// paper_modified, ring, classic_delays, modified_delays, ring_delays.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Every N and initiator P against seed 003's equations (1) and (3).
+    ///
+    /// Every N up to --max-n and every initiator P: measured counts against the
+    /// paper's equations (1) and (3), and the list of places where the seeds
+    /// disagree and what the code does.
+    Formulas {
+        /// The largest N.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(2..=200))]
+        max_n: u64,
+        /// The N whose every P is listed in the text output.
+        #[arg(long, default_value_t = 10)]
+        sample: u64,
+        /// Output format. CSV: one line per (n, p) with classic, equation_3,
+        /// modified, equation_1, modified_implementation.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Seed 001's best and worst cases, per algorithm.
+    ///
+    /// Best: the second-highest notices the coordinator's crash. Worst: the lowest
+    /// notices.
+    Cases {
+        /// Process counts (the crashed coordinator included), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = CASE_NODES,
+              value_parser = clap::value_parser!(u64).range(3..=2000))]
+        nodes: Vec<u64>,
+        /// Output format. CSV columns: case, n, algorithm, messages, delays, depth,
+        /// leader.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Seed 004's experiments 1 to 5 with six dancers, per algorithm.
+    Experiments {
+        /// Seed of the die (who stands up when, who notices).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output format. CSV columns: experiment, algorithm, messages, delays,
+        /// depth, leader, leader_changes.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Failover by timeout, with and without staggered detection, per algorithm.
+    ///
+    /// The leader of a settled cluster crashes and every member notices by its own
+    /// leader timeout; nobody is told.
+    Failover {
+        /// Process counts (the crashed leader included), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = FAILOVER_NODES,
+              value_parser = clap::value_parser!(u64).range(3..=2000))]
+        nodes: Vec<u64>,
+        /// Output format. CSV, long form, one line per (n, algorithm, stagger):
+        /// n, algorithm, stagger (true/false), messages, delays (crash to
+        /// agreement), detection_delays (crash to first detection),
+        /// election_delays (first detection to agreement), leader.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Draws messages against N as an SVG, like seed 003's Figure 8.
+    ///
+    /// N from 5 to 100 in steps of 5, the three algorithms, Table 1's values marked;
+    /// a linear and a logarithmic panel.
+    Plot {
+        /// Where to write the SVG.
+        file: PathBuf,
+    },
+    /// One election's message log, like seed 003's Figures 3, 4 and 6.
+    ///
+    /// The paper's log format by default; --mermaid for a Mermaid sequence
+    /// diagram, --timeline for the messages with their times in message delays.
+    Trace {
+        /// The algorithm.
+        #[arg(long, value_enum, default_value_t = AlgorithmArg::Modified)]
+        algorithm: AlgorithmArg,
+        /// Live processes, 1..=N.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        nodes: u64,
+        /// The process that initiates.
+        #[arg(long, default_value_t = 4)]
+        initiator: u64,
+        /// Print a Mermaid sequence diagram instead of the paper-style log.
+        #[arg(long, conflicts_with = "timeline")]
+        mermaid: bool,
+        /// Print a timeline with times in message delays instead.
+        #[arg(long)]
+        timeline: bool,
+    },
 }
+
+type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Example { seed: 1 }) {
         Command::Example { seed } => example(seed),
+        Command::Table { nodes, format } => table(&nodes, format),
+        Command::Formulas {
+            max_n,
+            sample,
+            format,
+        } => formulas(max_n, sample, format),
+        Command::Cases { nodes, format } => cases(&nodes, format),
+        Command::Experiments { seed, format } => experiments(seed, format),
+        Command::Failover { nodes, format } => failover(&nodes, format),
+        Command::Plot { file } => plot(&file),
+        Command::Trace {
+            algorithm,
+            nodes,
+            initiator,
+            mermaid,
+            timeline,
+        } => trace(algorithm.into(), nodes, initiator, mermaid, timeline),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -39,6 +198,127 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn table(nodes: &[u64], format: Format) -> Result {
+    let rows = measure::table(nodes)?;
+    match format {
+        Format::Text => print!("{}", report::table_text(&rows)),
+        Format::Csv => print!("{}", report::table_csv(&rows)),
+    }
+    let mismatched: Vec<String> = rows
+        .iter()
+        .filter(|row| !row.matches_paper())
+        .map(|row| row.n.to_string())
+        .collect();
+    if mismatched.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "measured counts differ from seed 003's Table 1 at N = {}",
+            mismatched.join(", ")
+        )
+        .into())
+    }
+}
+
+fn formulas(max_n: u64, sample: u64, format: Format) -> Result {
+    let rows = measure::formulas(max_n)?;
+    match format {
+        Format::Text => print!("{}", report::formulas_text(&rows, sample)),
+        Format::Csv => print!("{}", report::formulas_csv(&rows)),
+    }
+    Ok(())
+}
+
+fn cases(nodes: &[u64], format: Format) -> Result {
+    let rows = measure::cases(nodes)?;
+    match format {
+        Format::Text => print!("{}", report::cases_text(&rows)),
+        Format::Csv => print!("{}", report::cases_csv(&rows)),
+    }
+    Ok(())
+}
+
+fn experiments(seed: u64, format: Format) -> Result {
+    let rows = measure::experiments(seed)?;
+    match format {
+        Format::Text => print!("{}", report::experiments_text(&rows, seed)),
+        Format::Csv => print!("{}", report::experiments_csv(&rows)),
+    }
+    Ok(())
+}
+
+fn failover(nodes: &[u64], format: Format) -> Result {
+    let rows = measure::failover(nodes)?;
+    match format {
+        Format::Text => print!("{}", report::failover_text(&rows)),
+        Format::Csv => print!("{}", report::failover_csv(&rows)),
+    }
+    Ok(())
+}
+
+fn plot(file: &std::path::Path) -> Result {
+    let nodes = plot::plot_nodes();
+    let rows = measure::table(&nodes)?;
+    let svg = plot::messages_svg(&rows)?;
+    std::fs::write(file, svg)?;
+    println!(
+        "wrote {} (messages per election for N = {} to {} step 5, three algorithms, Table 1 marked)",
+        file.display(),
+        nodes.first().copied().unwrap_or(0),
+        nodes.last().copied().unwrap_or(0),
+    );
+    Ok(())
+}
+
+fn trace(
+    algorithm: Algorithm,
+    nodes: u64,
+    initiator: u64,
+    mermaid: bool,
+    show_timeline: bool,
+) -> Result {
+    if !(1..=nodes).contains(&initiator) {
+        return Err(format!("--initiator must be one of 1..={nodes}, not {initiator}").into());
+    }
+    let config = measure::config(algorithm);
+    let (report, sim) = scenario::one_initiator_traced(&config, nodes, NodeId(initiator))?;
+    if mermaid {
+        print!("{}", sim.mermaid(false));
+        return Ok(());
+    }
+    if show_timeline {
+        print!("{}", timeline(&sim, sim.trace(), 0));
+    } else {
+        print!("{}", paper_log::render(sim.trace(), algorithm));
+    }
+    let name = measure::algorithm_name(algorithm);
+    println!(
+        "\n# {name}, N = {nodes}, P = {initiator}: {} messages ({}); every process names {} after {:.1} message delays.",
+        report.total(),
+        report.messages,
+        report
+            .leader
+            .map_or_else(|| "no common leader".to_owned(), |id| format!("{id}")),
+        report.delays,
+    );
+    match algorithm {
+        Algorithm::Classic => println!(
+            "# Seed 003's equation (3), (N-P+1)(N-P)+N-1 = {}.",
+            paper::equation_3(nodes, initiator)
+        ),
+        Algorithm::Modified => println!(
+            "# Seed 003's equation (1), 2(N-P)+N = {}; with the P-1 Elections to lower processes its Figure 6 shows: {}.",
+            paper::equation_1(nodes, initiator),
+            paper::modified_implementation(nodes, initiator),
+        ),
+        _ => println!(
+            "# Ring, every hop acknowledged: 4N-2 = {}.",
+            paper::ring_implementation(nodes)
+        ),
+    }
+    Ok(())
 }
 
 fn example(seed: u64) -> Result<(), Box<dyn std::error::Error>> {

@@ -1,0 +1,68 @@
+//! The README's "Reproducing the paper" section and `docs/reproducing.md` show
+//! what `simulate` prints now, not what it printed once.
+
+use std::process::Command;
+
+fn simulate(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+const REGENERATE: &str = "paste the command's new output into the document";
+
+#[test]
+fn the_readme_shows_the_table_as_the_command_prints_it() {
+    let readme = include_str!("../../README.md");
+    for args in [&["table", "--format", "csv"][..], &["table"][..]] {
+        assert!(
+            readme.contains(&simulate(args)),
+            "README, `simulate {}`: {REGENERATE}",
+            args.join(" ")
+        );
+    }
+    assert!(
+        readme.contains("](docs/messages.svg)"),
+        "the figure is embedded"
+    );
+}
+
+#[test]
+fn docs_reproducing_shows_every_commands_output_as_printed() {
+    let doc = include_str!("../../docs/reproducing.md");
+    let commands: [&[&str]; 7] = [
+        &["formulas"],
+        &["cases"],
+        &["experiments"],
+        &["failover"],
+        &["failover", "--format", "csv"],
+        &[
+            "trace",
+            "--algorithm",
+            "modified",
+            "--nodes",
+            "10",
+            "--initiator",
+            "4",
+        ],
+        &[
+            "trace",
+            "--algorithm",
+            "classic",
+            "--nodes",
+            "10",
+            "--initiator",
+            "4",
+        ],
+    ];
+    for args in commands {
+        assert!(
+            doc.contains(&simulate(args)),
+            "docs/reproducing.md, `simulate {}`: {REGENERATE}",
+            args.join(" ")
+        );
+    }
+}

@@ -22,16 +22,6 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const SECRET: &[u8] = b"the cluster's 32-byte secret key";
 const MEMBERS: [NodeId; 3] = [NodeId(1), NodeId(2), NodeId(3)];
 
-/// The allocator's counters are global: tests that measure a region must not run
-/// while another test of this binary allocates. Every test here takes this lock.
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 fn codec(id: u64) -> Codec {
     let key = Key::new(KeyId(1), SECRET).unwrap();
     Codec::new(

@@ -320,9 +320,12 @@ impl Config {
     /// follow a leader only once its first heartbeat shows it has its quorum, so a
     /// member that cannot see `q` members names no leader.
     ///
-    /// The cost, measured in the simulator (`tests/quorum.rs`): one Ack per member
-    /// for the Coordinator and one per heartbeat, and two message delays more per
-    /// election (the acknowledgements, then the confirming heartbeat).
+    /// The cost, measured in the simulator (`tests/quorum.rs`,
+    /// `the_gate_costs_an_ack_per_member_and_two_message_delays`): per election,
+    /// `N - 1` Acks of the Coordinator and one confirming heartbeat round; in the
+    /// steady state, `N - 1` Acks per heartbeat round; and two message delays more
+    /// for classic and modified Bully (at `N = 10`: 2 → 4 and 4 → 6 delays), three
+    /// for the ring, whose second pass must now be followed by a claim (19 → 22).
     #[must_use]
     pub fn with_quorum(mut self, quorum: Quorum) -> Self {
         self.quorum = quorum;

@@ -9,14 +9,6 @@ use bully_core::{Algorithm, Config, DropReason, MessageKind, NodeId, Preemption,
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
-fn leaders(sim: &Simulation) -> Vec<NodeId> {
-    sim.members()
-        .iter()
-        .copied()
-        .filter(|&id| sim.node(id).is_some_and(|node| node.role() == Role::Leader))
-        .collect()
-}
-
 #[test]
 fn observers_follow_and_report_the_leader_but_never_stand_or_answer() {
     for algorithm in ALGORITHMS {
@@ -55,7 +47,7 @@ fn observers_follow_and_report_the_leader_but_never_stand_or_answer() {
         sim.crash(NodeId(2)).unwrap();
         sim.crash(NodeId(1)).unwrap();
         sim.run_for(sim.settle_bound());
-        assert!(leaders(&sim).is_empty(), "{algorithm:?}");
+        assert!(sim.leaders().is_empty(), "{algorithm:?}");
         assert_eq!(sim.node(NodeId(5)).unwrap().leader(), None);
         assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     }

@@ -26,14 +26,6 @@ fn majority(algorithm: Algorithm) -> Config {
         .with_quorum(Quorum::Majority)
 }
 
-fn leaders(sim: &Simulation) -> Vec<NodeId> {
-    sim.members()
-        .iter()
-        .copied()
-        .filter(|&id| sim.node(id).is_some_and(|node| node.role() == Role::Leader))
-        .collect()
-}
-
 #[test]
 fn five_members_elect_the_highest_once_a_majority_acknowledges() {
     for algorithm in ALGORITHMS {
@@ -60,7 +52,7 @@ fn the_leader_cut_off_in_a_minority_steps_down_before_the_majority_elects() {
         );
         sim.run_for(sim.settle_bound());
         assert_eq!(
-            leaders(&sim),
+            sim.leaders(),
             [NodeId(3)],
             "{algorithm:?}: only the majority side leads"
         );
@@ -108,9 +100,9 @@ fn an_intersecting_partition_never_yields_two_leaders() {
             if expect_overlap_free {
                 assert_eq!(sim.overlapping_leaderships(), 0, "{algorithm:?}");
                 assert!(
-                    leaders(&sim).len() <= 1,
+                    sim.leaders().len() <= 1,
                     "{algorithm:?}: {:?}",
-                    leaders(&sim)
+                    sim.leaders()
                 );
                 assert!(
                     sim.violations().is_empty(),
@@ -173,7 +165,7 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
             );
             if expected.is_none() {
                 assert!(
-                    leaders(&sim).is_empty(),
+                    sim.leaders().is_empty(),
                     "{algorithm:?} seed {seed}: a minority led"
                 );
             } else {

@@ -24,6 +24,17 @@ fn seven_settled() -> Simulation {
     sim
 }
 
+/// The first act of the example, for the tests of what follows it.
+fn six_leads_after_4_noticed_7_down() -> Simulation {
+    let mut sim = seven_settled();
+    sim.crash(NodeId(7)).unwrap();
+    sim.command(NodeId(4), |node, now| node.suspect(now, NodeId(7)))
+        .unwrap()
+        .unwrap();
+    sim.run_for(config().coordinator_timeout());
+    sim
+}
+
 #[test]
 fn process_4_notices_7_is_down_and_6_wins_and_tells_everyone() {
     let mut sim = seven_settled();
@@ -72,12 +83,7 @@ fn process_4_notices_7_is_down_and_6_wins_and_tells_everyone() {
 
 #[test]
 fn process_7_recovers_and_takes_over() {
-    let mut sim = seven_settled();
-    sim.crash(NodeId(7)).unwrap();
-    sim.command(NodeId(4), |node, now| node.suspect(now, NodeId(7)))
-        .unwrap()
-        .unwrap();
-    sim.run_for(config().coordinator_timeout());
+    let mut sim = six_leads_after_4_noticed_7_down();
     assert_eq!(sim.agreed_leader(), Some(NodeId(6)));
 
     sim.reset_counts();
@@ -92,12 +98,7 @@ fn process_7_recovers_and_takes_over() {
 
 #[test]
 fn process_7_recovering_without_its_term_is_corrected_and_still_takes_over() {
-    let mut sim = seven_settled();
-    sim.crash(NodeId(7)).unwrap();
-    sim.command(NodeId(4), |node, now| node.suspect(now, NodeId(7)))
-        .unwrap()
-        .unwrap();
-    sim.run_for(config().coordinator_timeout());
+    let mut sim = six_leads_after_4_noticed_7_down();
     let six_term = sim.node(NodeId(6)).unwrap().term();
 
     sim.reset_counts();

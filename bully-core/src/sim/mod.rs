@@ -728,6 +728,19 @@ impl Simulation {
         (leader.role() == Role::Leader && leader.leader() == Some(first)).then_some(first.id)
     }
 
+    /// The members that consider themselves leader now, ascending.
+    pub fn leaders(&self) -> Vec<NodeId> {
+        self.slots
+            .iter()
+            .filter(|slot| {
+                slot.node
+                    .as_ref()
+                    .is_some_and(|node| node.role() == Role::Leader)
+            })
+            .map(|slot| slot.id)
+            .collect()
+    }
+
     /// The highest live member.
     pub fn highest_live(&self) -> Option<NodeId> {
         self.slots

@@ -1,0 +1,70 @@
+//! Tokio driver for [`bully_core`]: the crate a tokio service adds to know who leads.
+//!
+//! [`spawn`] starts a task that owns a [`Node`](bully_core::Node) and drives it
+//! over a [`Transport`]; the returned [`Handle`] tells the application who leads
+//! (a `watch` of [`Leader`](bully_core::Leader)), streams [`Event`](bully_core::Event)s,
+//! and steps down or shuts down on request. A leader that shuts down gracefully
+//! tells the others, so the next leader is elected at once instead of after
+//! `leader_timeout` (like client-go's `ReleaseOnCancel`).
+//!
+//! ```
+//! use bully_core::{Config, Node, NodeId};
+//! use bully_tokio::MemNetwork;
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let members = [NodeId(1), NodeId(2), NodeId(3)];
+//! let network = MemNetwork::new();
+//! let mut handles = Vec::new();
+//! for id in members {
+//!     let node = Node::new(id, members, Config::default())?;
+//!     handles.push(bully_tokio::spawn(node, network.endpoint(id)));
+//! }
+//! // Every node names the highest member.
+//! for handle in &handles {
+//!     let mut leader = handle.leader();
+//!     let elected = leader.wait_for(|leader| leader.is_some()).await?;
+//!     assert_eq!(elected.map(|leader| leader.id), Some(NodeId(3)));
+//! }
+//! // The leader leaves gracefully; 2 takes over at once.
+//! let mut leader = handles[0].leader();
+//! handles.pop().unwrap().shutdown().await?;
+//! leader.wait_for(|leader| leader.map(|l| l.id) == Some(NodeId(2))).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Transports
+//!
+//! - [`UdpTransport`]: authenticated datagrams (`bully_core::wire`) over a tokio
+//!   UDP socket, or over any [`DatagramSocket`] (turmoil's, in tests).
+//! - [`MemTransport`]: an in-process [`MemNetwork`] with drop, delay and partition
+//!   controls, for tests and demos.
+//! - Your own: implement [`Transport`] (see the `custom_transport` example).
+//!
+//! # The driver
+//!
+//! One task owns the node. It waits, in one `tokio::select!`, for the next
+//! message, the next command from the [`Handle`], or one `sleep_until` at the
+//! node's `poll_timeout`, re-armed only when that deadline changes. Before it
+//! waits it compares the deadline with the clock, so a deadline that passed while
+//! the task was busy is served at once. After every input it sends the node's
+//! transmits (a failed send is counted and logged, never fatal), publishes its
+//! events, and reads the deadline again. The node reads tokio's clock only, so
+//! the driver runs in virtual time under `tokio::time::pause` and turmoil.
+//!
+//! # Tracing
+//!
+//! Each task runs in a span `bully{node=<id>}`; elections, leader changes and
+//! shutdowns are `debug` events, every message `trace`. Nothing is printed unless
+//! the application installs a subscriber.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod driver;
+mod mem;
+mod transport;
+
+pub use driver::{DriverError, DriverStats, EVENT_CAPACITY, Handle, spawn};
+pub use mem::{MemNetwork, MemStats, MemTransport};
+pub use transport::{Transport, TransportError};

@@ -1,0 +1,215 @@
+//! A cluster of driver tasks over the in-memory network, in paused (virtual) time:
+//! elections, graceful and abrupt leader loss, recovery and partitions, with every
+//! bound checked in simulated time.
+
+use std::time::Duration;
+
+use bully_core::{Config, Event, Node, NodeId};
+use bully_tokio::{Handle, MemNetwork};
+use tokio::time::Instant;
+
+fn config() -> Config {
+    Config::default()
+        .with_heartbeat_interval(Duration::from_millis(50))
+        .with_leader_timeout(Duration::from_millis(150))
+        .with_max_message_delay(Duration::from_millis(5))
+        .with_max_processing_time(Duration::from_millis(2))
+}
+
+fn ids(n: u64) -> Vec<NodeId> {
+    (1..=n).map(NodeId).collect()
+}
+
+fn start(network: &MemNetwork, id: NodeId, members: &[NodeId]) -> Handle {
+    let node = Node::new(id, members.iter().copied(), config()).unwrap();
+    bully_tokio::spawn(node, network.endpoint(id))
+}
+
+/// Waits (in virtual time) until every handle names `expected`; returns how long
+/// that took. Gives up after a simulated minute.
+async fn agree_on(handles: &[&Handle], expected: NodeId) -> Duration {
+    let started = Instant::now();
+    for handle in handles {
+        let mut leader = handle.leader();
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("node {} never named {expected}", handle.id()))
+        .unwrap();
+    }
+    started.elapsed()
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_nodes_elect_the_highest() {
+    let members = ids(3);
+    let network = MemNetwork::new();
+    let handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    // Same term everywhere: one leadership, one fencing token.
+    let tokens: Vec<_> = handles
+        .iter()
+        .map(|h| h.leader().borrow().unwrap())
+        .collect();
+    assert!(
+        tokens.windows(2).all(|pair| pair[0] == pair[1]),
+        "{tokens:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_graceful_shutdown_of_the_leader_hands_over_at_once() {
+    let members = ids(3);
+    let network = MemNetwork::new();
+    let mut handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    // Node 3 leaves politely: it resigns before its task ends.
+    let three = handles.pop().unwrap();
+    let stats = three.shutdown().await.unwrap();
+    assert_eq!(stats.node.sent[bully_core::MessageKind::Resign], 2);
+
+    // 2 leads well before anyone could have noticed a silent leader.
+    let took = agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(2)).await;
+    assert!(
+        took < config().leader_timeout(),
+        "graceful handover took {took:?}, as long as a timeout would"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crashed_leader_is_replaced_within_the_failover_bound_and_takes_over_on_return() {
+    let members = ids(5);
+    let network = MemNetwork::new();
+    let mut handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+
+    // 5 crashes: no Resign, the others must notice its silence.
+    handles.pop().unwrap().abort().await;
+    network.detach(NodeId(5));
+    let took = agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(4)).await;
+    let bound = config().failover_bound(members.len());
+    assert!(took <= bound, "failover took {took:?}, bound {bound:?}");
+
+    // 5 comes back and, with preemption Always, bullies its way back.
+    handles.push(start(&network, NodeId(5), &members));
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn step_down_is_refused_by_a_follower_and_obeyed_by_the_leader() {
+    let members = ids(3);
+    let network = MemNetwork::new();
+    let handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    let mut three_events = handles[2].events();
+    let mut one_events = handles[0].events();
+    assert!(
+        !handles[0].step_down().await.unwrap(),
+        "1 is not the leader"
+    );
+    assert!(handles[2].step_down().await.unwrap(), "3 is");
+    assert_eq!(
+        three_events.recv().await.unwrap(),
+        Event::SteppedDown {
+            term: bully_core::Term(1)
+        }
+    );
+
+    // 2 takes over at once; then 3, still alive and the highest, hears 2's
+    // heartbeat and bullies its way back (preemption Always).
+    loop {
+        if let Event::LeaderElected { leader, .. } = one_events.recv().await.unwrap() {
+            assert_eq!(leader, NodeId(2));
+            break;
+        }
+    }
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partition_splits_the_cluster_and_the_heal_reunites_it() {
+    let members = ids(5);
+    let network = MemNetwork::new();
+    let handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+
+    // {1,2,3} | {4,5}: without a quorum, each side has its own leader.
+    network.partition(&members[..3], &members[3..]);
+    agree_on(&handles[..3].iter().collect::<Vec<_>>(), NodeId(3)).await;
+    agree_on(&handles[3..].iter().collect::<Vec<_>>(), NodeId(5)).await;
+
+    // After the heal everyone follows 5 again, within the settle bound.
+    network.heal();
+    let took = agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+    let bound = config().settle_bound(members.len());
+    assert!(took <= bound, "settling took {took:?}, bound {bound:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lossy_slow_network_still_elects_the_highest() {
+    let members = ids(4);
+    let network = MemNetwork::with_seed(7);
+    network.set_delay(Duration::from_millis(3));
+    network.set_drop_rate(0.1);
+    let handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(4)).await;
+    assert!(network.stats().lost > 0, "the drop rate dropped nothing");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_handle_stops_the_task_and_the_leader_resigns() {
+    let members = ids(2);
+    let network = MemNetwork::new();
+    let one = start(&network, NodeId(1), &members);
+    let two = start(&network, NodeId(2), &members);
+    agree_on(&[&one, &two], NodeId(2)).await;
+
+    let mut watch = two.leader();
+    drop(two);
+    // The task publishes its resignation, then ends: the watch closes.
+    while watch.changed().await.is_ok() {}
+    assert_eq!(*watch.borrow(), None);
+
+    // 1 heard the Resign and leads without waiting out a leader timeout.
+    let took = agree_on(&[&one], NodeId(1)).await;
+    assert!(took < config().leader_timeout(), "took {took:?}");
+    assert!(one.stats().await.unwrap().node.received[bully_core::MessageKind::Resign] == 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stopped_task_reports_itself_stopped() {
+    let network = MemNetwork::new();
+    let handle = start(&network, NodeId(1), &[NodeId(1)]);
+    let leader = handle.leader();
+    let events = handle.events();
+    handle.abort().await;
+    assert!(
+        leader.has_changed().is_err(),
+        "the watch closed with the task"
+    );
+    drop(events);
+}

@@ -34,6 +34,9 @@ pub struct DriverStats {
     pub send_errors: u64,
     /// Errors the transport returned from `recv` (counted, never fatal).
     pub recv_errors: u64,
+    /// Input the transport refused before it reached the node
+    /// ([`Transport::dropped`]).
+    pub transport_dropped: u64,
     /// The node's own counters.
     pub node: Stats,
 }
@@ -343,6 +346,7 @@ impl<T: Transport> Driver<T> {
     fn snapshot(&self) -> DriverStats {
         DriverStats {
             node: *self.node.stats(),
+            transport_dropped: self.transport.dropped(),
             ..self.stats
         }
     }

@@ -38,6 +38,13 @@ pub trait Transport: Send + 'static {
 
     /// Waits for the next message from a member: `(sender, message)`. Cancel safe.
     async fn recv(&mut self) -> Result<(NodeId, Message), TransportError>;
+
+    /// How much input this transport has received and refused so far (garbage,
+    /// forgeries, replays): reported in [`DriverStats::transport_dropped`](crate::DriverStats::transport_dropped).
+    /// The default says none.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 
 /// A transport's failure to send or receive.

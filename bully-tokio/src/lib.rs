@@ -64,7 +64,9 @@
 mod driver;
 mod mem;
 mod transport;
+mod udp;
 
 pub use driver::{DriverError, DriverStats, EVENT_CAPACITY, Handle, spawn};
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
+pub use udp::{DatagramSocket, UdpTransport};

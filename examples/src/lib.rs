@@ -1,9 +1,11 @@
 //! Shared helpers for the example programs: printing simulation traces for people,
 //! and the measurements, reports and plot behind `simulate`'s reproduction of the
 //! seeds (seed 003's Table 1, equations and logs; seed 001's cases; seed 004's
-//! experiments).
+//! experiments); and a real cluster on loopback ([`loopback`]), for `cluster` and
+//! `failover`.
 #![forbid(unsafe_code)]
 
+pub mod loopback;
 pub mod measure;
 pub mod paper;
 pub mod paper_log;

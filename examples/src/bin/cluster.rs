@@ -1,0 +1,147 @@
+//! Five real nodes over UDP on loopback, in one process: they elect the highest,
+//! the leader is killed, the others fail over (measured against the bound the
+//! configuration implies), the leader comes back and takes over again.
+//!
+//! `cargo run -p bully-examples --bin cluster`
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bully_core::{Config, NodeId};
+use bully_examples::loopback::{Error, LoopbackCluster};
+use clap::Parser;
+use tokio::time::Instant;
+
+#[derive(Parser)]
+#[command(about = "A five-node Bully cluster over authenticated UDP on 127.0.0.1")]
+struct Cli {
+    /// Number of nodes.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=64))]
+    nodes: u64,
+    /// Print the driver's debug events (elections, leader changes) as well.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// If nothing is agreed within this long, something is wrong: give up.
+const GIVE_UP: Duration = Duration::from_secs(10);
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.verbose {
+        tracing_subscriber::fmt()
+            .with_max_level(tracing_subscriber::filter::LevelFilter::DEBUG)
+            .with_target(false)
+            .init();
+    }
+    match run(cli.nodes).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
+}
+
+async fn run(n: u64) -> Result<(), Error> {
+    let config = Config::default()
+        .with_heartbeat_interval(Duration::from_millis(50))
+        .with_leader_timeout(Duration::from_millis(150))
+        .with_max_message_delay(Duration::from_millis(5))
+        .with_max_processing_time(Duration::from_millis(2));
+    let highest = NodeId(n);
+    let next = NodeId(n - 1);
+
+    let started = Instant::now();
+    let mut cluster = LoopbackCluster::start(n, config.clone()).await?;
+    let bound = cluster.failover_bound();
+    println!("Starting {n} nodes on 127.0.0.1 (UDP, HMAC-SHA256 with a freshly generated key):");
+    for (id, addr) in cluster.addrs() {
+        println!("  node {id} on {addr}");
+    }
+    println!(
+        "Heartbeat every {}, leader suspected after {} of silence; messages within {}.",
+        ms(config.heartbeat_interval()),
+        ms(config.leader_timeout()),
+        ms(config.max_message_delay()),
+    );
+    println!(
+        "Failover bound (Config::failover_bound for {n} members): {}.\n",
+        ms(bound)
+    );
+
+    let elected = cluster.wait_for_leader(highest, GIVE_UP).await?;
+    let leader = cluster.agreed_leader().ok_or("no agreed leader")?;
+    println!(
+        "1. Elected: every node names {} after {}.   [{}]",
+        leader,
+        ms(elected - started),
+        cluster.describe()
+    );
+
+    // Give the heartbeats a moment, so the crash falls mid-interval.
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    println!("\n2. Killing leader {highest} (no goodbye: to the others it is a crash).");
+    let killed = Instant::now();
+    cluster.crash(highest).await;
+    let failed_over = cluster.wait_for_leader(next, GIVE_UP).await?;
+    let failover = failed_over - killed;
+    let leader = cluster.agreed_leader().ok_or("no agreed leader")?;
+    let verdict = if failover <= bound {
+        "within the bound"
+    } else {
+        "OVER the bound (a loaded machine delays timers)"
+    };
+    println!(
+        "   Failover: every survivor names {} after {}; bound {} ({verdict}).   [{}]",
+        leader,
+        ms(failover),
+        ms(bound),
+        cluster.describe()
+    );
+
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    println!("\n3. Restarting node {highest} on its old port, in a new incarnation.");
+    let restarted = Instant::now();
+    cluster.restart(highest).await?;
+    let retaken = cluster.wait_for_leader(highest, GIVE_UP).await?;
+    let leader = cluster.agreed_leader().ok_or("no agreed leader")?;
+    println!(
+        "   It bullies its way back: every node names {} after {}.   [{}]",
+        leader,
+        ms(retaken - restarted),
+        cluster.describe()
+    );
+
+    let mut refused = 0;
+    for id in cluster.running() {
+        if let Some(handle) = cluster.handle(id) {
+            refused += handle.stats().await?.transport_dropped;
+        }
+    }
+    println!("\n4. Shutting {highest} down gracefully: it resigns, so nobody waits for a timeout.");
+    let resigned = Instant::now();
+    cluster.shutdown(highest).await?;
+    let handed_over = cluster.wait_for_leader(next, GIVE_UP).await?;
+    println!(
+        "   Every remaining node names {next} after {} (the crash took {}).   [{}]",
+        ms(handed_over - resigned),
+        ms(failover),
+        cluster.describe()
+    );
+    cluster.shutdown_all().await?;
+    println!("   All nodes stopped. Datagrams refused by the transports: {refused}.\n");
+
+    println!(
+        "summary: leader={} failover_ms={:.1} bound_ms={:.1}",
+        leader.id,
+        failover.as_secs_f64() * 1e3,
+        bound.as_secs_f64() * 1e3
+    );
+    Ok(())
+}

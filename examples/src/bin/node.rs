@@ -128,9 +128,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut events = handle.events();
     let started = Instant::now();
     let stamp = || format!("[{:8.3}s]", started.elapsed().as_secs_f64());
+    // One Ctrl-C listener for the whole run: one created per iteration would miss a
+    // signal that arrives between two of them.
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
+            _ = &mut ctrl_c => break,
             event = events.recv() => match event {
                 Ok(Event::LeaderElected { leader, term }) if leader == id => {
                     println!("{} I am the leader (term {term})", stamp());

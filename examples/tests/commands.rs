@@ -1,0 +1,148 @@
+//! The README's commands, run as a user would: the programs exit 0 and print what
+//! they promise. No timing is asserted (the machine may be loaded); each program
+//! gives up by itself if nothing is agreed within seconds.
+
+use std::process::Command;
+
+fn run(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{program} failed: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_cluster_demo_fails_over_and_ends_with_its_summary() {
+    let stdout = run(env!("CARGO_BIN_EXE_cluster"), &[]);
+    let summary = stdout.lines().last().expect("some output");
+    assert!(
+        summary.starts_with("summary: leader=5 failover_ms="),
+        "{summary}"
+    );
+    assert!(summary.contains(" bound_ms=174.0"), "{summary}");
+    assert!(
+        stdout.contains("Failover: every survivor names 4"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("bullies its way back: every node names 5"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_custom_transport_example_hands_over_over_tcp() {
+    let stdout = run(env!("CARGO_BIN_EXE_custom_transport"), &[]);
+    assert!(stdout.contains("leader: 3 (term"), "{stdout}");
+    assert!(stdout.contains("new leader: 2 (term"), "{stdout}");
+}
+
+#[test]
+fn the_failover_benchmark_reports_percentiles() {
+    let stdout = run(env!("CARGO_BIN_EXE_failover"), &["--trials", "3"]);
+    assert!(
+        stdout.contains("summary: mode=crash trials=3 p50_ms="),
+        "{stdout}"
+    );
+    let stdout = run(
+        env!("CARGO_BIN_EXE_failover"),
+        &["--trials", "3", "--graceful"],
+    );
+    assert!(
+        stdout.contains("summary: mode=graceful trials=3"),
+        "{stdout}"
+    );
+}
+
+/// Three `node` processes, as in the README's three terminals; Ctrl-C (SIGINT)
+/// on the leader makes it resign, and the next one takes over.
+#[cfg(unix)]
+#[test]
+fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    // Fresh ports: bind, note, release.
+    let ports: Vec<u16> = (0..3)
+        .map(|_| {
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            socket.local_addr().unwrap().port()
+        })
+        .collect();
+    let (lines_tx, lines) = mpsc::channel::<(u64, String)>();
+    let mut children: Vec<Child> = (1..=3u64)
+        .map(|id| {
+            let mut args = vec![
+                "--id".to_owned(),
+                id.to_string(),
+                "--listen".to_owned(),
+                format!("127.0.0.1:{}", ports[id as usize - 1]),
+                "--secret".to_owned(),
+                "a test secret, long enough".to_owned(),
+            ];
+            for peer in (1..=3u64).filter(|&peer| peer != id) {
+                args.push("--peer".to_owned());
+                args.push(format!("{peer}=127.0.0.1:{}", ports[peer as usize - 1]));
+            }
+            let mut child = Command::new(env!("CARGO_BIN_EXE_node"))
+                .args(&args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let stdout = child.stdout.take().unwrap();
+            let tx = lines_tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    let _ = tx.send((id, line));
+                }
+            });
+            child
+        })
+        .collect();
+    // Every line seen so far, so that waiting for one node's line does not lose
+    // another's.
+    let seen = std::cell::RefCell::new(Vec::<(u64, String)>::new());
+    let wait_for = |id: u64, text: &str| loop {
+        if seen
+            .borrow()
+            .iter()
+            .any(|(from, line)| *from == id && line.contains(text))
+        {
+            return;
+        }
+        let line = lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("node {id} never printed {text:?}: {:?}", seen.borrow()));
+        seen.borrow_mut().push(line);
+    };
+    let interrupt = |child: &Child| {
+        let status = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+
+    wait_for(1, "leader: 3 (term");
+    wait_for(2, "leader: 3 (term");
+    interrupt(&children[2]);
+    wait_for(3, "resigned and stopped");
+    wait_for(2, "I am the leader");
+    for child in &children[..2] {
+        interrupt(child);
+    }
+    for child in &mut children {
+        assert!(child.wait().unwrap().success());
+    }
+}

@@ -80,7 +80,17 @@ fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
         })
         .collect();
     let (lines_tx, lines) = mpsc::channel::<(u64, String)>();
-    let mut children: Vec<Child> = (1..=3u64)
+    /// Kills the processes if the test fails half-way, so none outlives it.
+    struct Processes(Vec<Child>);
+    impl Drop for Processes {
+        fn drop(&mut self) {
+            for child in &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+    let children: Vec<Child> = (1..=3u64)
         .map(|id| {
             let mut args = vec![
                 "--id".to_owned(),
@@ -134,15 +144,16 @@ fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
         assert!(status.success());
     };
 
+    let mut children = Processes(children);
     wait_for(1, "leader: 3 (term");
     wait_for(2, "leader: 3 (term");
-    interrupt(&children[2]);
+    interrupt(&children.0[2]);
     wait_for(3, "resigned and stopped");
     wait_for(2, "I am the leader");
-    for child in &children[..2] {
+    for child in &children.0[..2] {
         interrupt(child);
     }
-    for child in &mut children {
+    for child in &mut children.0 {
         assert!(child.wait().unwrap().success());
     }
 }

@@ -1,6 +1,6 @@
 //! The driver task that owns a [`Node`], and the [`Handle`] that talks to it.
 
-use bully_core::{CommandError, Event, Leader, Node, NodeId, Stats, Transmit};
+use bully_core::{CommandError, DurableState, Event, Leader, Node, NodeId, Stats, Transmit};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -74,16 +74,45 @@ enum Command {
 ///
 /// Outside a tokio runtime, as `tokio::spawn` does.
 pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
+    spawn_inner(node, transport, None)
+}
+
+/// [`spawn`], and call `persist` with the node's [`DurableState`] whenever it
+/// changes, before any message that depends on it is sent.
+///
+/// Write the state somewhere that survives a restart, and pass it back to
+/// [`Node::with_durable_state`] when the process starts again: the restarted node
+/// then resumes from its term (and, with a quorum, its vote) instead of announcing
+/// a stale leadership. `persist` runs on the driver's task, so keep it short (the
+/// state is two small integers); it is not called for the state the node was
+/// created with.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, as `tokio::spawn` does.
+pub fn spawn_persisting<T, P>(node: Node, transport: T, persist: P) -> Handle
+where
+    T: Transport,
+    P: FnMut(DurableState) + Send + 'static,
+{
+    spawn_inner(node, transport, Some(Box::new(persist)))
+}
+
+type Persist = Box<dyn FnMut(DurableState) + Send>;
+
+fn spawn_inner<T: Transport>(node: Node, transport: T, persist: Option<Persist>) -> Handle {
     let id = node.id();
     let (command_tx, command_rx) = mpsc::channel(16);
     let (leader_tx, leader_rx) = watch::channel(None);
     let (event_tx, event_rx) = broadcast::channel(EVENT_CAPACITY);
     let driver = Driver {
+        persisted: node.durable_state(),
         node,
         transport,
         commands: command_rx,
         leader: leader_tx,
         events: event_tx,
+        persist,
         stats: DriverStats::default(),
     };
     let span = tracing::info_span!("bully", node = %id);
@@ -206,6 +235,9 @@ struct Driver<T> {
     commands: mpsc::Receiver<Command>,
     leader: watch::Sender<Option<Leader>>,
     events: broadcast::Sender<Event>,
+    persist: Option<Persist>,
+    /// The durable state last handed to `persist` (or restored at creation).
+    persisted: DurableState,
     stats: DriverStats,
 }
 
@@ -318,6 +350,14 @@ impl<T: Transport> Driver<T> {
     /// The rule after every input: transmits, then events, then (in the loop) the
     /// deadline.
     async fn flush(&mut self) {
+        // What the transmits below promise (a term, a vote) is written first.
+        if let Some(persist) = &mut self.persist {
+            let state = self.node.durable_state();
+            if state != self.persisted {
+                persist(state);
+                self.persisted = state;
+            }
+        }
         while let Some(Transmit { to, message }) = self.node.poll_transmit() {
             match self.transport.send(to, &message).await {
                 Ok(()) => {

@@ -66,7 +66,7 @@ mod mem;
 mod transport;
 mod udp;
 
-pub use driver::{DriverError, DriverStats, EVENT_CAPACITY, Handle, spawn};
+pub use driver::{DriverError, DriverStats, EVENT_CAPACITY, Handle, spawn, spawn_persisting};
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
 pub use udp::{DatagramSocket, UdpTransport};

@@ -213,3 +213,60 @@ async fn a_stopped_task_reports_itself_stopped() {
     );
     drop(events);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_that_persisted_its_term_comes_back_without_a_stale_announcement() {
+    use bully_core::{DropReason, DurableState};
+    use std::sync::{Arc, Mutex};
+
+    let members = ids(3);
+    let network = MemNetwork::new();
+    let saved: Arc<Mutex<Vec<DurableState>>> = Arc::default();
+    let persist_into = |saved: &Arc<Mutex<Vec<DurableState>>>| {
+        let saved = saved.clone();
+        move |state| saved.lock().unwrap().push(state)
+    };
+    let mut handles: Vec<Handle> = members[..2]
+        .iter()
+        .map(|&id| start(&network, id, &members))
+        .collect();
+    let node = Node::new(NodeId(3), members.clone(), config()).unwrap();
+    handles.push(bully_tokio::spawn_persisting(
+        node,
+        network.endpoint(NodeId(3)),
+        persist_into(&saved),
+    ));
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    // 3 crashes; 2 takes over in a later term.
+    handles.pop().unwrap().abort().await;
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(2)).await;
+    let refused_before: u64 = stale_drops(&handles).await;
+
+    // 3 restarts from what it persisted: its terms only ever grew.
+    let states = saved.lock().unwrap().clone();
+    assert!(!states.is_empty());
+    assert!(
+        states.windows(2).all(|pair| pair[0].term <= pair[1].term),
+        "{states:?}"
+    );
+    let last = *states.last().unwrap();
+    let node = Node::with_durable_state(NodeId(3), members.clone(), config(), last).unwrap();
+    handles.push(bully_tokio::spawn_persisting(
+        node,
+        network.endpoint(NodeId(3)),
+        persist_into(&saved),
+    ));
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    // It resumed above its old term, so nobody had to refuse a stale claim from it.
+    assert_eq!(stale_drops(&handles[..2]).await, refused_before);
+
+    async fn stale_drops(handles: &[Handle]) -> u64 {
+        let mut total = 0;
+        for handle in handles {
+            total += handle.stats().await.unwrap().node.dropped[DropReason::StaleLeader];
+        }
+        total
+    }
+}

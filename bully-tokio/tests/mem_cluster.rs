@@ -270,3 +270,41 @@ async fn a_leader_that_persisted_its_term_comes_back_without_a_stale_announcemen
         total
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_a_majority_quorum_the_minority_side_of_a_partition_has_no_leader() {
+    use bully_core::Quorum;
+
+    let members = ids(5);
+    let network = MemNetwork::new();
+    let handles: Vec<Handle> = members
+        .iter()
+        .map(|&id| {
+            let config = config().with_quorum(Quorum::Majority);
+            let node = Node::new(id, members.iter().copied(), config).unwrap();
+            bully_tokio::spawn(node, network.endpoint(id))
+        })
+        .collect();
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+
+    // {1,2,3} | {4,5}: the majority elects 3; 4 and 5, two of five, cannot lead.
+    network.partition(&members[..3], &members[3..]);
+    agree_on(&handles[..3].iter().collect::<Vec<_>>(), NodeId(3)).await;
+    tokio::time::sleep(config().settle_bound(members.len())).await;
+    for handle in &handles[3..] {
+        let leader = *handle.leader().borrow();
+        assert_eq!(
+            leader,
+            None,
+            "node {} leads or follows without a majority",
+            handle.id()
+        );
+    }
+
+    network.heal();
+    let took = agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
+    let bound = config()
+        .with_quorum(Quorum::Majority)
+        .settle_bound(members.len());
+    assert!(took <= bound, "settling took {took:?}, bound {bound:?}");
+}

@@ -5,7 +5,8 @@
 //! (a `watch` of [`Leader`](bully_core::Leader)), streams [`Event`](bully_core::Event)s,
 //! and steps down or shuts down on request. A leader that shuts down gracefully
 //! tells the others, so the next leader is elected at once instead of after
-//! `leader_timeout` (like client-go's `ReleaseOnCancel`).
+//! `leader_timeout` (like client-go's `ReleaseOnCancel`). [`spawn_persisting`]
+//! also hands the node's durable state to the application whenever it changes.
 //!
 //! ```
 //! use bully_core::{Config, Node, NodeId};

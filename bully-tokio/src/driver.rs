@@ -12,6 +12,11 @@ use crate::transport::{Transport, TransportError};
 /// misses some (it then gets `RecvError::Lagged`; the leader watch never lags).
 pub const EVENT_CAPACITY: usize = 256;
 
+/// After this many `recv` errors in a row, the driver stops calling `recv` until
+/// its next timer or command, so a transport that fails at once, every time,
+/// cannot make it spin.
+pub const RECV_ERROR_BURST: u32 = 16;
+
 /// Counters the driver keeps about its own loop, beside the node's [`Stats`].
 ///
 /// They exist so tests can check the loop's behaviour (no busy loop, no missed
@@ -258,6 +263,7 @@ impl<T: Transport> Driver<T> {
         tokio::pin!(sleep);
         let mut armed: Option<Instant> = None;
         let mut receiving = true;
+        let mut failed_receives: u32 = 0;
 
         loop {
             let mut deadline = self.node.poll_timeout().map(Instant::from_std);
@@ -287,10 +293,16 @@ impl<T: Transport> Driver<T> {
             let input = tokio::select! {
                 biased;
                 command = self.commands.recv() => Input::Command(command),
-                received = self.transport.recv(), if receiving => Input::Message(received),
+                received = self.transport.recv(), if receiving && failed_receives < RECV_ERROR_BURST => {
+                    Input::Message(received)
+                }
                 () = &mut sleep, if armed.is_some() => Input::Timer,
             };
             self.stats.wakeups += 1;
+            match &input {
+                Input::Message(Ok(_)) | Input::Timer | Input::Command(_) => failed_receives = 0,
+                Input::Message(Err(_)) => failed_receives += 1,
+            }
 
             match input {
                 Input::Command(None | Some(Command::Shutdown)) => break,
@@ -308,6 +320,9 @@ impl<T: Transport> Driver<T> {
                 Input::Message(Err(error)) => {
                     tracing::debug!(%error, "receive failed");
                     self.stats.recv_errors += 1;
+                    if failed_receives == RECV_ERROR_BURST {
+                        tracing::warn!(%error, "receive keeps failing: pausing it until the next timer");
+                    }
                 }
                 Input::Timer => self.on_timeout(Instant::now()).await,
             }

@@ -67,7 +67,9 @@ mod mem;
 mod transport;
 mod udp;
 
-pub use driver::{DriverError, DriverStats, EVENT_CAPACITY, Handle, spawn, spawn_persisting};
+pub use driver::{
+    DriverError, DriverStats, EVENT_CAPACITY, Handle, RECV_ERROR_BURST, spawn, spawn_persisting,
+};
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
 pub use udp::{DatagramSocket, UdpTransport};

@@ -25,9 +25,10 @@ use bully_core::{Message, NodeId};
 /// - **`recv` filters its own garbage.** Input that cannot be decoded or
 ///   authenticated is counted and dropped inside the transport, which then goes on
 ///   waiting; it is not an error. Return an error only for a failure of the
-///   transport itself: the driver counts it and calls `recv` again, except after
-///   [`TransportError::Closed`], when it stops receiving (and keeps running its
-///   timers and sending).
+///   transport itself: the driver counts it and calls `recv` again (after
+///   [`RECV_ERROR_BURST`](crate::RECV_ERROR_BURST) failures in a row, only after
+///   its next timer), except after [`TransportError::Closed`], when it stops
+///   receiving (and keeps running its timers and sending).
 /// - **Senders are identified by the transport.** `recv` returns the member that
 ///   sent the message; an authenticated transport is what makes that claim true.
 ///   The node itself drops messages from non-members and from itself.

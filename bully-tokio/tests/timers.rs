@@ -130,3 +130,39 @@ async fn a_deadline_that_passes_while_the_task_is_busy_is_served_at_once() {
         "the Coordinator, then heartbeats"
     );
 }
+
+/// A transport whose `recv` fails at once, every time.
+struct BrokenTransport;
+
+#[async_trait]
+impl Transport for BrokenTransport {
+    async fn send(&mut self, _to: NodeId, _message: &Message) -> Result<(), TransportError> {
+        Ok(())
+    }
+    async fn recv(&mut self) -> Result<(NodeId, Message), TransportError> {
+        Err(TransportError::Io(
+            std::io::ErrorKind::ConnectionReset.into(),
+        ))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transport_that_always_fails_to_receive_cannot_make_the_driver_spin() {
+    let node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config()).unwrap();
+    let handle = bully_tokio::spawn(node, BrokenTransport);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let stats = handle.stats().await.unwrap();
+
+    // It still leads and heartbeats on time...
+    let rounds = stats.node.sent[MessageKind::Heartbeat];
+    assert!((99..=101).contains(&rounds), "heartbeat rounds {rounds}");
+    // ...and tries to receive at most a burst's worth between two timers.
+    let burst = u64::from(bully_tokio::RECV_ERROR_BURST);
+    assert!(
+        stats.recv_errors <= (stats.timeouts + 2) * burst,
+        "{} receive errors for {} timers",
+        stats.recv_errors,
+        stats.timeouts
+    );
+    assert!(stats.wakeups <= stats.recv_errors + stats.timeouts + 1);
+}

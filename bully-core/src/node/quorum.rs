@@ -54,6 +54,16 @@ impl Node {
     /// A won election, with a quorum: ask the members to acknowledge.
     pub(super) fn begin_claim(&mut self, now: Instant) {
         let term = self.term;
+        let voted_elsewhere = self
+            .vote
+            .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != self.id));
+        if voted_elsewhere {
+            // It already voted for another member in this term (an election of an
+            // older term's members can hand it this one): a vote for itself now
+            // would be a second vote in one term. Stand in a fresh term instead.
+            self.begin_election(now, self.term.next());
+            return;
+        }
         if let Some(until) = self.promised_elsewhere(now, self.id) {
             // It may not even vote for itself yet: try again once it may.
             self.phase = Phase::Idle;

@@ -84,8 +84,8 @@ impl Inbox for ModelInbox {
         if let Some(deadline) = deadline.filter(|_| self.expiries > 0) {
             return match self.inputs.try_recv() {
                 Ok(input) => Some(input),
-                Err(mpsc::TryRecvError::Disconnected) => Some(Input::Shutdown),
-                Err(mpsc::TryRecvError::Empty) => {
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => Some(Input::Shutdown),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
                     self.expiries -= 1;
                     self.now = self.now.max(deadline);
                     None
@@ -95,6 +95,13 @@ impl Inbox for ModelInbox {
         Some(self.inputs.recv().unwrap_or(Input::Shutdown))
     }
 }
+
+/// The inbox `spawn` gives the driver.
+#[cfg(not(loom))]
+pub(crate) type DriverInbox = ChannelInbox;
+/// The inbox `spawn` gives the driver.
+#[cfg(loom)]
+pub(crate) type DriverInbox = ModelInbox;
 
 /// The driver thread's state: the node and where its outputs go.
 pub(crate) struct Driver<T> {
@@ -109,8 +116,11 @@ pub(crate) struct Driver<T> {
 }
 
 impl<T: Transport> Driver<T> {
-    /// Starts the node and runs it until `Input::Shutdown`.
-    pub(crate) fn run(mut self, mut inbox: impl Inbox) {
+    /// Starts the node and runs it until `Input::Shutdown`; returns its final
+    /// status, and the inbox, so that the channel outlives the receiver thread
+    /// (which may still send into it: that must not fail, and under loom a message
+    /// sent into a dropped channel counts as leaked).
+    pub(crate) fn run<I: Inbox>(mut self, mut inbox: I) -> (Status, I) {
         // Whatever happens below, even a panic, subscribers are told nothing more
         // is coming (and dropping `self.leader` does the same for the watch).
         let _close = CloseOnDrop(self.hub.clone());
@@ -135,7 +145,7 @@ impl<T: Transport> Driver<T> {
                     // once instead of waiting out the leader timeout.
                     self.node.step_down(now);
                     self.flush();
-                    return;
+                    return (self.status(), inbox);
                 }
             }
             // Timers are due by the clock, not only when the wait timed out: a

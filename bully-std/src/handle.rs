@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use bully_core::{Leader, Node, NodeId, Role, Stats, Term};
 
-use crate::driver::{Driver, Input, receive};
+use crate::driver::{Driver, DriverInbox, Input, receive};
 use crate::error::Error;
 use crate::events::{Events, Hub};
-use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, mpsc, thread};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering, lock, mpsc, thread};
 use crate::transport::Transport;
 use crate::watch::LeaderWatch;
 
@@ -89,6 +89,8 @@ impl Builder {
         let (inputs, inbox) = mpsc::channel();
         let (watch, publisher) = LeaderWatch::new();
         let hub = Arc::new(Hub::new(self.event_capacity));
+        // Subscribed before the node starts, so the first `events()` misses nothing.
+        let first_events = hub.subscribe();
         let transport = Arc::new(transport);
         let recv_errors = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -136,6 +138,7 @@ impl Builder {
             inputs,
             leader: watch,
             hub,
+            first_events: Mutex::new(Some(first_events)),
             stop,
             threads: Some(Threads { driver, receiver }),
         })
@@ -163,7 +166,7 @@ pub struct Status {
 }
 
 struct Threads {
-    driver: thread::JoinHandle<()>,
+    driver: thread::JoinHandle<(Status, DriverInbox)>,
     receiver: thread::JoinHandle<()>,
 }
 
@@ -183,6 +186,8 @@ pub struct Handle {
     inputs: mpsc::Sender<Input>,
     leader: LeaderWatch,
     hub: Arc<Hub>,
+    /// The subscription made before the node started, for the first `events()`.
+    first_events: Mutex<Option<Events>>,
     stop: Arc<AtomicBool>,
     /// `None` once stopped.
     threads: Option<Threads>,
@@ -221,10 +226,14 @@ impl Handle {
         self.leader.wait_for_leader(timeout)
     }
 
-    /// A new subscription to the node's events, from now on. See [`Events`] for
-    /// what happens when the reader is slow (the driver never waits for it).
+    /// A subscription to the node's events. The first call's subscription starts
+    /// before the node does, so it sees every event; later calls see the events
+    /// published from then on. See [`Events`] for what happens when a reader is
+    /// slow: the driver never waits for it.
     pub fn events(&self) -> Events {
-        self.hub.subscribe()
+        lock(&self.first_events)
+            .take()
+            .unwrap_or_else(|| self.hub.subscribe())
     }
 
     /// Asks the node to give up the leadership ([`Node::step_down`]): `Ok(true)`
@@ -255,24 +264,27 @@ impl Handle {
     /// Returns within about [`Builder::poll_interval`] (plus the transport's
     /// send time).
     ///
-    /// Errors with [`Error::Panicked`] if one of the threads panicked.
-    pub fn shutdown(mut self) -> Result<(), Error> {
+    /// Returns the node's final status: persist its `term` and pass it to
+    /// [`Node::with_term`] when the node comes back. Errors with
+    /// [`Error::Panicked`] if one of the threads panicked.
+    pub fn shutdown(mut self) -> Result<Status, Error> {
         self.stop()
     }
 
-    fn stop(&mut self) -> Result<(), Error> {
+    fn stop(&mut self) -> Result<Status, Error> {
         let Some(threads) = self.threads.take() else {
-            return Ok(());
+            return Err(Error::Stopped);
         };
         self.stop.store(true, Ordering::Release);
         // The driver may have stopped already (a panic): then nobody reads this.
         let _ = self.inputs.send(Input::Shutdown);
         let driver = threads.driver.join();
         let receiver = threads.receiver.join();
-        if driver.is_err() || receiver.is_err() {
-            return Err(Error::Panicked);
+        match (driver, receiver) {
+            // The inbox is dropped only now, after the receiver's last send.
+            (Ok((status, _inbox)), Ok(())) => Ok(status),
+            _ => Err(Error::Panicked),
         }
-        Ok(())
     }
 }
 

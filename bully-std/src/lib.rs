@@ -9,6 +9,7 @@ mod events;
 mod handle;
 mod sync;
 mod transport;
+mod udp;
 mod watch;
 
 pub use channel::{ChannelNetwork, ChannelTransport};
@@ -16,4 +17,9 @@ pub use error::Error;
 pub use events::{Events, RecvError};
 pub use handle::{Builder, Handle, Status, spawn};
 pub use transport::Transport;
+pub use udp::{UdpSetupError, UdpTransport};
+
+/// The wire format [`UdpTransport`] speaks: [`Codec`](wire::Codec), keys, cluster
+/// ids, incarnations (re-exported from `bully-core`, so no feature flag is needed).
+pub use bully_core::wire;
 pub use watch::LeaderWatch;

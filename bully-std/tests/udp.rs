@@ -122,8 +122,13 @@ fn the_leader_shuts_down_gracefully_and_node_2_takes_over_then_3_returns() {
     let mut lost_3 = false;
     loop {
         match events_of_1.recv_timeout(WAIT).unwrap().expect("an event") {
-            Event::LeaderLost { leader, .. } if leader == NodeId(3) => lost_3 = true,
-            Event::LeaderElected { leader, term } if leader == NodeId(2) => {
+            Event::LeaderLost {
+                leader: NodeId(3), ..
+            } => lost_3 = true,
+            Event::LeaderElected {
+                leader: NodeId(2),
+                term,
+            } => {
                 assert!(lost_3, "3 was lost before 2 was elected");
                 assert_eq!(term, second_term);
                 break;

@@ -1,0 +1,188 @@
+//! The driver and `Handle` over the in-process `ChannelNetwork`: fast scenarios
+//! with faults (isolation, healing), commands, events and shutdown. Assertions are
+//! about leaders and counters, never about timings.
+
+use std::time::Duration;
+
+use bully_core::{Config, Event, MessageKind, Node, NodeId, Role, Term};
+use bully_std::{Builder, ChannelNetwork, Error, Handle, LeaderWatch, RecvError};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn node(id: u64, members: &[u64]) -> Node {
+    Node::new(
+        NodeId(id),
+        members.iter().map(|&m| NodeId(m)),
+        Config::default(),
+    )
+    .unwrap()
+}
+
+fn cluster(network: &ChannelNetwork, members: &[u64]) -> Vec<Handle> {
+    members
+        .iter()
+        .map(|&id| bully_std::spawn(node(id, members), network.join(NodeId(id))))
+        .collect()
+}
+
+/// Waits until `watch` names `id` as leader in a term after `after`.
+fn leader_is(watch: &LeaderWatch, id: u64, after: Term) -> Term {
+    watch
+        .wait_for(WAIT, |leader| {
+            leader.is_some_and(|l| l.id == NodeId(id) && l.term > after)
+        })
+        .unwrap_or_else(|error| panic!("leader is not {id} ({error}): {:?}", watch.get()))
+        .unwrap()
+        .term
+}
+
+/// Waits until every node names the same leader, and returns it.
+fn agreed_leader(handles: &[Handle]) -> bully_core::Leader {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let first = handles[0].wait_for_leader(WAIT).unwrap();
+        if handles.iter().all(|h| h.leader() == Some(first)) {
+            return first;
+        }
+        assert!(std::time::Instant::now() < deadline, "no agreement");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
+    let network = ChannelNetwork::new();
+    let handles = cluster(&network, &[1, 2, 3, 4, 5]);
+    let subscriptions: Vec<_> = handles.iter().map(Handle::events).collect();
+    for handle in &handles {
+        leader_is(&handle.leader_watch(), 5, Term(0));
+    }
+    // The first subscription was made before the node started: it has the
+    // whole story, from the boot election to node 5's leadership.
+    for (handle, events) in handles.iter().zip(&subscriptions) {
+        let mut started = false;
+        loop {
+            match events.recv_timeout(WAIT).unwrap().expect("an event") {
+                Event::ElectionStarted { .. } => started = true,
+                Event::LeaderElected { leader, .. } if leader == NodeId(5) => break,
+                _ => {}
+            }
+        }
+        assert!(started, "node {} started an election at boot", handle.id());
+    }
+    assert_eq!(handles[4].status().unwrap().role, Role::Leader);
+}
+
+#[test]
+fn an_isolated_leader_is_replaced_and_takes_over_again_when_the_network_heals() {
+    let network = ChannelNetwork::new();
+    let handles = cluster(&network, &[1, 2, 3]);
+    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+
+    // To 1 and 2, node 3 has crashed: no Resign, they wait out the leader timeout.
+    network.isolate(NodeId(3));
+    let second = leader_is(&handles[0].leader_watch(), 2, first);
+    leader_is(&handles[1].leader_watch(), 2, first);
+    let two = handles[1].status().unwrap();
+    assert_eq!(two.stats.received[MessageKind::Resign], 0);
+
+    // Node 3 comes back and bullies its way to the leadership again.
+    network.heal();
+    for handle in &handles {
+        leader_is(&handle.leader_watch(), 3, second);
+    }
+    assert!(network.dropped() > 0);
+}
+
+#[test]
+fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
+    let network = ChannelNetwork::new();
+    // Sticky leadership, so that 3 does not take the leadership straight back.
+    let config = Config::default().with_preemption(bully_core::Preemption::Never);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let handles: Vec<_> = members
+        .iter()
+        .map(|&id| {
+            let node = Node::new(id, members, config.clone()).unwrap();
+            bully_std::spawn(node, network.join(id))
+        })
+        .collect();
+    let leader = agreed_leader(&handles);
+    let leading = handles.iter().find(|h| h.id() == leader.id).unwrap();
+    let follower = handles.iter().find(|h| h.id() != leader.id).unwrap();
+
+    assert_eq!(follower.step_down(), Ok(false));
+    assert_eq!(leading.step_down(), Ok(true));
+    // Published before step_down returned.
+    assert_ne!(leading.leader(), Some(leader));
+    let next = follower
+        .leader_watch()
+        .wait_for(WAIT, |l| l.is_some_and(|l| l.id != leader.id))
+        .unwrap()
+        .unwrap();
+    assert!(next.term > leader.term);
+    assert_eq!(leading.status().unwrap().stats.sent[MessageKind::Resign], 2);
+}
+
+#[test]
+fn a_slow_reader_is_told_how_many_events_it_missed() {
+    let network = ChannelNetwork::new();
+    let members = [1, 2];
+    // Node 2 alone, with room for one unread event: it boots (ElectionStarted),
+    // wins (BecameLeader, LeaderElected), and the reader only looks afterwards.
+    let handle = Builder::new()
+        .event_capacity(1)
+        .spawn(node(2, &members), network.join(NodeId(2)))
+        .unwrap();
+    let events = handle.events();
+    leader_is(&handle.leader_watch(), 2, Term(0));
+    assert_eq!(events.try_recv(), Err(RecvError::Lagged(2)));
+    assert!(matches!(
+        events.try_recv(),
+        Ok(Some(Event::LeaderElected { .. }))
+    ));
+    assert_eq!(events.try_recv(), Ok(None));
+
+    let status = handle.shutdown().unwrap();
+    assert_eq!(
+        status.role,
+        Role::Follower,
+        "it stepped down on the way out"
+    );
+    assert!(matches!(events.recv(), Ok(Event::SteppedDown { .. })));
+    assert_eq!(events.recv(), Err(RecvError::Closed));
+}
+
+#[test]
+fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
+    let network = ChannelNetwork::new();
+    let handle = bully_std::spawn(node(1, &[1]), network.join(NodeId(1)));
+    let watch = handle.leader_watch();
+    let events = handle.events();
+    assert_eq!(handle.wait_for_leader(WAIT).unwrap().id, NodeId(1));
+    let later = handle.events();
+    drop(handle);
+    // The threads are joined: the watch is final, the subscriptions are closed.
+    assert!(watch.is_stopped());
+    assert_eq!(watch.get(), None, "the single node stepped down");
+    assert_eq!(watch.wait_for_leader(WAIT), Err(Error::Stopped));
+    while events.recv().is_ok() {}
+    assert_eq!(events.recv(), Err(RecvError::Closed));
+    // The later subscription saw only the shutdown's step-down.
+    assert!(matches!(later.recv(), Ok(Event::SteppedDown { .. })));
+    assert_eq!(later.recv(), Err(RecvError::Closed));
+}
+
+#[test]
+fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
+    let network = ChannelNetwork::new();
+    // Node 1 of {1, 2, 3}: 2 and 3 never join, so everything it sends is lost.
+    let handle = bully_std::spawn(node(1, &[1, 2, 3]), network.join(NodeId(1)));
+    let leader = handle.wait_for_leader(WAIT).unwrap();
+    assert_eq!(leader.id, NodeId(1));
+    let status = handle.shutdown().unwrap();
+    assert_eq!(status.send_errors, 0, "a lost message is not a send error");
+    assert_eq!(status.stats.sent[MessageKind::Resign], 2);
+    assert!(network.dropped() >= 2);
+    assert_eq!(network.delivered(), 0);
+}

@@ -64,7 +64,9 @@ fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
         loop {
             match events.recv_timeout(WAIT).unwrap().expect("an event") {
                 Event::ElectionStarted { .. } => started = true,
-                Event::LeaderElected { leader, .. } if leader == NodeId(5) => break,
+                Event::LeaderElected {
+                    leader: NodeId(5), ..
+                } => break,
                 _ => {}
             }
         }

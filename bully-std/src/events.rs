@@ -209,3 +209,43 @@ impl Hub {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use bully_core::Term;
+
+    fn started(term: u64) -> Event {
+        Event::ElectionStarted { term: Term(term) }
+    }
+
+    #[test]
+    fn a_full_queue_drops_the_oldest_and_says_how_many() {
+        let hub = Hub::new(2);
+        let events = hub.subscribe();
+        hub.publish(&[started(1), started(2), started(3)]);
+        hub.publish(&[started(4)]);
+        assert_eq!(events.try_recv(), Err(RecvError::Lagged(2)));
+        assert_eq!(events.try_recv(), Ok(Some(started(3))));
+        assert_eq!(events.recv(), Ok(started(4)));
+        assert_eq!(events.recv_timeout(Duration::from_millis(5)), Ok(None));
+    }
+
+    #[test]
+    fn close_lets_readers_drain_then_says_closed_even_to_late_subscribers() {
+        let hub = Hub::new(8);
+        let events = hub.subscribe();
+        let dropped = hub.subscribe();
+        drop(dropped);
+        hub.publish(&[started(1)]);
+        assert_eq!(
+            lock(&hub.state).queues.len(),
+            1,
+            "the dropped one is forgotten"
+        );
+        hub.close();
+        assert_eq!(events.recv(), Ok(started(1)));
+        assert_eq!(events.recv(), Err(RecvError::Closed));
+        assert_eq!(hub.subscribe().recv(), Err(RecvError::Closed));
+    }
+}

@@ -158,3 +158,50 @@ impl Drop for Publisher {
         self.cell.changed.notify_all();
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use bully_core::{NodeId, Term};
+
+    const LEADER: Leader = Leader {
+        id: NodeId(3),
+        term: Term(1),
+    };
+
+    #[test]
+    fn a_wait_times_out_without_a_leader_and_wakes_on_one() {
+        let (watch, mut publisher) = LeaderWatch::new();
+        assert_eq!(
+            watch.wait_for_leader(Duration::from_millis(10)),
+            Err(Error::Timeout)
+        );
+        let waiter = {
+            let watch = watch.clone();
+            std::thread::spawn(move || watch.wait_for_leader(Duration::from_secs(60)))
+        };
+        publisher.publish(Some(LEADER));
+        assert_eq!(waiter.join().unwrap(), Ok(LEADER));
+        assert_eq!(watch.get(), Some(LEADER));
+        assert!(!watch.is_stopped());
+    }
+
+    #[test]
+    fn dropping_the_publisher_stops_the_watch_and_keeps_the_last_value() {
+        let (watch, mut publisher) = LeaderWatch::new();
+        publisher.publish(Some(LEADER));
+        let waiter = {
+            let watch = watch.clone();
+            std::thread::spawn(move || watch.wait_for(Duration::from_secs(60), |l| l.is_none()))
+        };
+        drop(publisher);
+        assert_eq!(waiter.join().unwrap(), Err(Error::Stopped));
+        assert_eq!(watch.get(), Some(LEADER));
+        assert!(watch.is_stopped());
+        // A condition that already holds still succeeds after the stop.
+        assert_eq!(
+            watch.wait_for(Duration::ZERO, |l| l.is_some()),
+            Ok(Some(LEADER))
+        );
+    }
+}

@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! The driver and `Handle` over the in-process `ChannelNetwork`: fast scenarios
 //! with faults (isolation, healing), commands, events and shutdown. Assertions are
 //! about leaders and counters, never about timings.

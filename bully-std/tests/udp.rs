@@ -1,3 +1,4 @@
+#![cfg(not(loom))]
 //! Three nodes over real UDP sockets on 127.0.0.1 (fresh ports), with
 //! authenticated frames: election, graceful leader shutdown, return and takeover,
 //! and hostile datagrams. The assertions are about leaders and counters; the

@@ -15,15 +15,17 @@ use crate::transport::Transport;
 
 type Datagram = (NodeId, Message);
 
-/// An in-process network: every member that [`join`](ChannelNetwork::join)s gets a
-/// [`ChannelTransport`] with its own mailbox, and messages travel through std
-/// channels, instantly and in order. Cheap to clone (clones share the network).
+/// An in-process network: every member gets a [`ChannelTransport`] with its own
+/// mailbox from [`endpoint`](ChannelNetwork::endpoint), and messages travel
+/// through std channels, instantly and in order. Cheap to clone (clones share the
+/// network). (The same controls as bully-tokio's `MemNetwork`.)
 ///
-/// Faults, as in raft-rs's test network: [`cut`](ChannelNetwork::cut) a link one
-/// way, [`partition`](ChannelNetwork::partition) two groups,
-/// [`isolate`](ChannelNetwork::isolate) a member (to the others, a crash), and
-/// [`heal`](ChannelNetwork::heal) everything. A message to a member that has not
-/// joined, or across a cut, is dropped and counted, like a datagram to a dead host.
+/// Faults, as in raft-rs's test network: [`partition`](ChannelNetwork::partition)
+/// two groups (or [`partition_oneway`](ChannelNetwork::partition_oneway)),
+/// [`isolate`](ChannelNetwork::isolate) a member (to the others, a crash),
+/// [`repair`](ChannelNetwork::repair) or [`heal`](ChannelNetwork::heal). A message
+/// across a partition, or to a member with no endpoint, is dropped and counted,
+/// like a datagram to a dead host.
 ///
 /// ```
 /// use std::time::Duration;
@@ -36,7 +38,7 @@ type Datagram = (NodeId, Message);
 ///     .iter()
 ///     .map(|&id| {
 ///         let node = Node::new(id, members, Config::default()).unwrap();
-///         bully_std::spawn(node, network.join(id))
+///         bully_std::spawn(node, network.endpoint(id))
 ///     })
 ///     .collect();
 /// for handle in &handles {
@@ -49,6 +51,18 @@ pub struct ChannelNetwork {
     shared: Arc<Mutex<Net>>,
 }
 
+/// Counters of a [`ChannelNetwork`]'s traffic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChannelStats {
+    /// Messages handed to a mailbox.
+    pub delivered: u64,
+    /// Messages dropped by a partition or an isolation.
+    pub blocked: u64,
+    /// Messages to a member with no live endpoint (stopped, or never started).
+    pub undeliverable: u64,
+}
+
 #[derive(Debug, Default)]
 struct Net {
     mailboxes: BTreeMap<NodeId, Sender<Datagram>>,
@@ -56,8 +70,7 @@ struct Net {
     cut: BTreeSet<(NodeId, NodeId)>,
     /// Members cut off from everyone, both ways.
     isolated: BTreeSet<NodeId>,
-    delivered: u64,
-    dropped: u64,
+    stats: ChannelStats,
 }
 
 impl ChannelNetwork {
@@ -70,10 +83,10 @@ impl ChannelNetwork {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Connects member `id` and returns its transport. Joining again (a restart)
-    /// gives a fresh mailbox; the previous transport of `id` then receives nothing
-    /// and its `recv` errors.
-    pub fn join(&self, id: NodeId) -> ChannelTransport {
+    /// Connects member `id` and returns its transport. A second endpoint for the
+    /// same id (a restart) gets a fresh mailbox; the previous one then receives
+    /// nothing and its `recv` errors.
+    pub fn endpoint(&self, id: NodeId) -> ChannelTransport {
         let (sender, inbox) = mpsc::channel();
         self.net().mailboxes.insert(id, sender);
         ChannelTransport {
@@ -83,9 +96,32 @@ impl ChannelNetwork {
         }
     }
 
-    /// Drops every message from `from` to `to` (one way) until [`heal`](Self::heal).
-    pub fn cut(&self, from: NodeId, to: NodeId) {
-        self.net().cut.insert((from, to));
+    /// Drops every message from a member of `from` to a member of `to` (one way).
+    pub fn partition_oneway(&self, from: &[NodeId], to: &[NodeId]) {
+        let mut net = self.net();
+        for &x in from {
+            for &y in to {
+                net.cut.insert((x, y));
+            }
+        }
+    }
+
+    /// Restores traffic both ways between every member of `a` and every member of
+    /// `b` (an isolation stays until [`heal`](Self::heal)).
+    pub fn repair(&self, a: &[NodeId], b: &[NodeId]) {
+        let mut net = self.net();
+        for &x in a {
+            for &y in b {
+                net.cut.remove(&(x, y));
+                net.cut.remove(&(y, x));
+            }
+        }
+    }
+
+    /// Removes member `id`'s mailbox: messages to it are undeliverable until a new
+    /// [`endpoint`](Self::endpoint) is made for it.
+    pub fn detach(&self, id: NodeId) {
+        self.net().mailboxes.remove(&id);
     }
 
     /// Drops every message between a member of `a` and a member of `b`, both ways.
@@ -111,14 +147,9 @@ impl ChannelNetwork {
         net.isolated.clear();
     }
 
-    /// Messages handed to a mailbox so far.
-    pub fn delivered(&self) -> u64 {
-        self.net().delivered
-    }
-
-    /// Messages dropped so far: across a cut, or to a member that is not there.
-    pub fn dropped(&self) -> u64 {
-        self.net().dropped
+    /// The traffic counters.
+    pub fn stats(&self) -> ChannelStats {
+        self.net().stats
     }
 
     fn deliver(&self, from: NodeId, to: NodeId, message: &Message) {
@@ -126,20 +157,23 @@ impl ChannelNetwork {
         let blocked = net.isolated.contains(&from)
             || net.isolated.contains(&to)
             || net.cut.contains(&(from, to));
-        let sent = !blocked
-            && net
-                .mailboxes
-                .get(&to)
-                .is_some_and(|mailbox| mailbox.send((from, message.clone())).is_ok());
+        if blocked {
+            net.stats.blocked += 1;
+            return;
+        }
+        let sent = net
+            .mailboxes
+            .get(&to)
+            .is_some_and(|mailbox| mailbox.send((from, message.clone())).is_ok());
         if sent {
-            net.delivered += 1;
+            net.stats.delivered += 1;
         } else {
-            net.dropped += 1;
+            net.stats.undeliverable += 1;
         }
     }
 }
 
-/// One member's link to a [`ChannelNetwork`], from [`ChannelNetwork::join`].
+/// One member's link to a [`ChannelNetwork`], from [`ChannelNetwork::endpoint`].
 #[derive(Debug)]
 pub struct ChannelTransport {
     id: NodeId,
@@ -172,7 +206,7 @@ impl Transport for ChannelTransport {
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => Err(io::Error::new(
                 io::ErrorKind::NotConnected,
-                format!("member {} rejoined the network elsewhere", self.id),
+                format!("member {} was detached or has a newer endpoint", self.id),
             )),
         }
     }

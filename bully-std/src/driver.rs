@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Event, Message, Node, NodeId};
+use bully_core::{CommandError, DurableState, Event, Message, Node, NodeId};
 
 use crate::events::Hub;
-use crate::handle::Status;
+use crate::handle::DriverStats;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, back_off, mpsc};
 use crate::transport::Transport;
 use crate::watch::Publisher;
@@ -21,10 +21,17 @@ pub(crate) enum Input {
     Message { from: NodeId, message: Message },
     /// `Handle::step_down`: the answer is whether the node was leader.
     StepDown { reply: mpsc::Sender<bool> },
-    /// `Handle::status`.
-    Status { reply: mpsc::Sender<Status> },
+    /// `Handle::suspect`.
+    Suspect {
+        member: NodeId,
+        reply: mpsc::Sender<Result<(), CommandError>>,
+    },
+    /// `Handle::stats`.
+    Stats { reply: mpsc::Sender<DriverStats> },
     /// Step down if leading, send what that says, and stop.
     Shutdown,
+    /// Stop at once, telling no one: to the others, a crash.
+    Abort,
 }
 
 /// Where the driver waits, and its clock.
@@ -103,6 +110,9 @@ pub(crate) type DriverInbox = ChannelInbox;
 #[cfg(loom)]
 pub(crate) type DriverInbox = ModelInbox;
 
+/// What `spawn_persisting` calls with the node's durable state.
+pub(crate) type Persist = Box<dyn FnMut(DurableState) + Send>;
+
 /// The driver thread's state: the node and where its outputs go.
 pub(crate) struct Driver<T> {
     pub(crate) node: Node,
@@ -110,17 +120,20 @@ pub(crate) struct Driver<T> {
     pub(crate) leader: Publisher,
     pub(crate) hub: Arc<Hub>,
     pub(crate) recv_errors: Arc<AtomicU64>,
-    pub(crate) send_errors: u64,
+    pub(crate) persist: Option<Persist>,
+    /// The durable state last handed to `persist` (or the node's at creation).
+    pub(crate) persisted: DurableState,
+    pub(crate) stats: DriverStats,
     /// The events of the current input, reused.
     pub(crate) batch: Vec<Event>,
 }
 
 impl<T: Transport> Driver<T> {
-    /// Starts the node and runs it until `Input::Shutdown`; returns its final
-    /// status, and the inbox, so that the channel outlives the receiver thread
-    /// (which may still send into it: that must not fail, and under loom a message
-    /// sent into a dropped channel counts as leaked).
-    pub(crate) fn run<I: Inbox>(mut self, mut inbox: I) -> (Status, I) {
+    /// Starts the node and runs it until `Input::Shutdown` or `Input::Abort`;
+    /// returns its final counters, and the inbox, so that the channel outlives the
+    /// receiver thread (which may still send into it: that must not fail, and
+    /// under loom a message sent into a dropped channel counts as leaked).
+    pub(crate) fn run<I: Inbox>(mut self, mut inbox: I) -> (DriverStats, I) {
         // Whatever happens below, even a panic, subscribers are told nothing more
         // is coming (and dropping `self.leader` does the same for the watch).
         let _close = CloseOnDrop(self.hub.clone());
@@ -129,24 +142,31 @@ impl<T: Transport> Driver<T> {
         loop {
             let input = inbox.recv_until(self.node.poll_timeout());
             let now = inbox.now();
+            self.stats.wakeups += 1;
             let mut reply = None;
             match input {
                 None => {}
                 Some(Input::Message { from, message }) => {
-                    self.node.handle_message(now, from, message)
+                    self.stats.messages_received += 1;
+                    self.node.handle_message(now, from, message);
                 }
                 Some(Input::StepDown { reply: to }) => {
                     let stepped_down = self.node.step_down(now);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
-                Some(Input::Status { reply: to }) => reply = Some(Reply::Status(to)),
+                Some(Input::Suspect { member, reply: to }) => {
+                    let result = self.node.suspect(now, member);
+                    reply = Some(Reply::Suspect(to, result));
+                }
+                Some(Input::Stats { reply: to }) => reply = Some(Reply::Stats(to)),
                 Some(Input::Shutdown) => {
                     // Graceful: a leader tells the others (Resign) so they elect at
                     // once instead of waiting out the leader timeout.
                     self.node.step_down(now);
                     self.flush();
-                    return (self.status(), inbox);
+                    return (self.stats(), inbox);
                 }
+                Some(Input::Abort) => return (self.stats(), inbox),
             }
             // Timers are due by the clock, not only when the wait timed out: a
             // steady stream of messages must not starve them.
@@ -155,6 +175,7 @@ impl<T: Transport> Driver<T> {
                 .poll_timeout()
                 .is_some_and(|deadline| deadline <= now)
             {
+                self.stats.timeouts += 1;
                 self.node.handle_timeout(now);
             }
             self.flush();
@@ -164,19 +185,31 @@ impl<T: Transport> Driver<T> {
                 Some(Reply::StepDown(to, stepped_down)) => {
                     let _ = to.send(stepped_down);
                 }
-                Some(Reply::Status(to)) => {
-                    let _ = to.send(self.status());
+                Some(Reply::Suspect(to, result)) => {
+                    let _ = to.send(result);
+                }
+                Some(Reply::Stats(to)) => {
+                    let _ = to.send(self.stats());
                 }
             }
         }
     }
 
-    /// The rule: transmits, then events (the leader before them), then the
-    /// timeout, which the loop reads.
+    /// The rule: durable state first (before any message that depends on it),
+    /// then transmits, then events (the leader before them), then the timeout,
+    /// which the loop reads.
     fn flush(&mut self) {
+        if let Some(persist) = &mut self.persist {
+            let state = self.node.durable_state();
+            if state != self.persisted {
+                persist(state);
+                self.persisted = state;
+            }
+        }
         while let Some(transmit) = self.node.poll_transmit() {
-            if self.transport.send(transmit.to, &transmit.message).is_err() {
-                self.send_errors += 1;
+            match self.transport.send(transmit.to, &transmit.message) {
+                Ok(()) => self.stats.messages_sent += 1,
+                Err(_) => self.stats.send_errors += 1,
             }
         }
         while let Some(event) = self.node.poll_event() {
@@ -189,15 +222,15 @@ impl<T: Transport> Driver<T> {
         self.batch.clear();
     }
 
-    fn status(&self) -> Status {
-        Status {
-            id: self.node.id(),
+    fn stats(&self) -> DriverStats {
+        DriverStats {
+            recv_errors: self.recv_errors.load(Ordering::Relaxed),
+            transport_dropped: self.transport.dropped(),
+            node: *self.node.stats(),
             role: self.node.role(),
             term: self.node.term(),
             leader: self.node.leader(),
-            stats: *self.node.stats(),
-            send_errors: self.send_errors,
-            recv_errors: self.recv_errors.load(Ordering::Relaxed),
+            ..self.stats
         }
     }
 }
@@ -205,7 +238,11 @@ impl<T: Transport> Driver<T> {
 /// A reply owed to the handle once the input's outputs are flushed.
 enum Reply {
     StepDown(mpsc::Sender<bool>, bool),
-    Status(mpsc::Sender<Status>),
+    Suspect(
+        mpsc::Sender<Result<(), CommandError>>,
+        Result<(), CommandError>,
+    ),
+    Stats(mpsc::Sender<DriverStats>),
 }
 
 struct CloseOnDrop(Arc<Hub>);

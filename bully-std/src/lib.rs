@@ -12,10 +12,10 @@ mod transport;
 mod udp;
 mod watch;
 
-pub use channel::{ChannelNetwork, ChannelTransport};
-pub use error::Error;
+pub use channel::{ChannelNetwork, ChannelStats, ChannelTransport};
+pub use error::DriverError;
 pub use events::{Events, RecvError};
-pub use handle::{Builder, Handle, Status, spawn};
+pub use handle::{Builder, DriverStats, Handle, spawn, spawn_persisting};
 pub use transport::Transport;
 pub use udp::{UdpSetupError, UdpTransport};
 

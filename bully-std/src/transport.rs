@@ -61,7 +61,7 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends `message` to member `to`, without waiting for it to be delivered.
     ///
     /// An `Err` is a local failure (the socket is broken); the driver counts it in
-    /// [`Status::send_errors`](crate::Status::send_errors) and carries on, as it
+    /// [`DriverStats::send_errors`](crate::DriverStats::send_errors) and carries on, as it
     /// would for a lost datagram.
     fn send(&self, to: NodeId, message: &Message) -> io::Result<()>;
 
@@ -70,9 +70,17 @@ pub trait Transport: Send + Sync + 'static {
     ///
     /// The receiver thread calls it in a loop and checks for shutdown between
     /// calls, so it must return within about `timeout`. An `Err` is counted in
-    /// [`Status::recv_errors`](crate::Status::recv_errors) and the thread backs off
+    /// [`DriverStats::recv_errors`](crate::DriverStats::recv_errors) and the thread backs off
     /// for `timeout` before it tries again.
     fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>>;
+
+    /// How much input this transport has received and refused so far (garbage,
+    /// forgeries, replays): reported in
+    /// [`DriverStats::transport_dropped`](crate::DriverStats::transport_dropped).
+    /// The default says none.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 
 /// A shared transport is a transport: keep an `Arc` clone to read a transport's
@@ -85,6 +93,10 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>> {
         (**self).recv(timeout)
     }
+
+    fn dropped(&self) -> u64 {
+        (**self).dropped()
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -94,5 +106,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 
     fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>> {
         (**self).recv(timeout)
+    }
+
+    fn dropped(&self) -> u64 {
+        (**self).dropped()
     }
 }

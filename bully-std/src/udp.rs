@@ -20,9 +20,9 @@ pub enum UdpSetupError {
     /// A member of the codec's cluster has no address.
     #[error("member {0} has no address")]
     MissingPeer(NodeId),
-    /// An address was given for an id that is not a member, or is this node.
-    #[error("{0} is not a peer of this node")]
-    NotPeer(NodeId),
+    /// An address was given for an id that is not a member.
+    #[error("{0} is not a member")]
+    NotMember(NodeId),
     /// The socket could not be set up.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -35,7 +35,8 @@ pub enum UdpSetupError {
 /// when built with [`Auth::Hmac`](bully_core::wire::Auth::Hmac)) and refuses
 /// anything forged, replayed, misaddressed, from another cluster or malformed:
 /// such datagrams are dropped, never passed to the node, and counted in
-/// [`stats`](UdpTransport::stats) (see [`WireStats::rejected`]). A peer is known by
+/// [`wire_stats`](UdpTransport::wire_stats) (see [`WireStats::rejected`]) and
+/// reported to the driver as [`Transport::dropped`]. A peer is known by
 /// the id its frames prove, not by the address they come from; the addresses are
 /// only where to send.
 ///
@@ -93,22 +94,23 @@ impl fmt::Debug for UdpTransport {
 
 impl UdpTransport {
     /// A transport for the node of `codec`, on `socket`, sending to `peers`: an
-    /// address for every other member of the codec's cluster.
+    /// address for every other member of the codec's cluster (an entry for this
+    /// node itself is ignored, so the whole address book can be passed).
     ///
-    /// Errors if a member has no address, or an address names a non-member or this
-    /// node.
+    /// Errors if a member has no address, or an address names a non-member.
     pub fn new(
         socket: UdpSocket,
         codec: Codec,
         peers: impl IntoIterator<Item = (NodeId, SocketAddr)>,
     ) -> Result<UdpTransport, UdpSetupError> {
         let id = codec.id();
-        let peers: BTreeMap<NodeId, SocketAddr> = peers.into_iter().collect();
+        let peers: BTreeMap<NodeId, SocketAddr> =
+            peers.into_iter().filter(|&(peer, _)| peer != id).collect();
         if let Some(&stranger) = peers
             .keys()
-            .find(|&&peer| peer == id || codec.members().binary_search(&peer).is_err())
+            .find(|&&peer| codec.members().binary_search(&peer).is_err())
         {
-            return Err(UdpSetupError::NotPeer(stranger));
+            return Err(UdpSetupError::NotMember(stranger));
         }
         if let Some(&missing) = codec
             .members()
@@ -148,7 +150,7 @@ impl UdpTransport {
 
     /// The codec's counters: frames encoded and accepted, and the datagrams
     /// dropped by reason ([`WireStats::rejected`] sums them).
-    pub fn stats(&self) -> WireStats {
+    pub fn wire_stats(&self) -> WireStats {
         self.codec
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -206,5 +208,10 @@ impl Transport for UdpTransport {
             .unwrap_or_else(PoisonError::into_inner)
             .decode(&state.buf[..len]);
         Ok(decoded.ok())
+    }
+
+    /// Every datagram the codec refused ([`WireStats::rejected`]).
+    fn dropped(&self) -> u64 {
+        self.wire_stats().rejected()
     }
 }

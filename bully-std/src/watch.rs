@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use bully_core::Leader;
 
-use crate::error::Error;
+use crate::error::DriverError;
 use crate::sync::{Arc, Condvar, Mutex, lock, wait_timeout};
 
 /// What the driver publishes: the leader, and whether the driver still runs.
@@ -31,7 +31,7 @@ struct Cell {
 /// [`Handle::events`] never reads an older leader here.
 ///
 /// After the driver stops, the watch keeps the last leader it had, and waits
-/// return [`Error::Stopped`] instead of blocking.
+/// return [`DriverError::Stopped`] instead of blocking.
 ///
 /// [`Handle::leader_watch`]: crate::Handle::leader_watch
 /// [`Handle::events`]: crate::Handle::events
@@ -81,9 +81,9 @@ impl LeaderWatch {
 
     /// Blocks until the node has a leader, and returns it.
     ///
-    /// Errors with [`Error::Timeout`] if none is accepted within `timeout`, and with
-    /// [`Error::Stopped`] if the driver stops without one.
-    pub fn wait_for_leader(&self, timeout: Duration) -> Result<Leader, Error> {
+    /// Errors with [`DriverError::Timeout`] if none is accepted within `timeout`, and with
+    /// [`DriverError::Stopped`] if the driver stops without one.
+    pub fn wait_for_leader(&self, timeout: Duration) -> Result<Leader, DriverError> {
         self.wait_for(timeout, |leader| leader.is_some())
             .map(|leader| leader.expect("the condition holds"))
     }
@@ -94,7 +94,7 @@ impl LeaderWatch {
     /// ```no_run
     /// # use std::time::Duration;
     /// # use bully_core::NodeId;
-    /// # fn demo(watch: bully_std::LeaderWatch) -> Result<(), bully_std::Error> {
+    /// # fn demo(watch: bully_std::LeaderWatch) -> Result<(), bully_std::DriverError> {
     /// // Wait until node 2 has taken over.
     /// watch.wait_for(Duration::from_secs(5), |leader| {
     ///     leader.is_some_and(|leader| leader.id == NodeId(2))
@@ -102,13 +102,13 @@ impl LeaderWatch {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors with [`Error::Timeout`] if it does not hold within `timeout`, and with
-    /// [`Error::Stopped`] if the driver stops before it does.
+    /// Errors with [`DriverError::Timeout`] if it does not hold within `timeout`, and with
+    /// [`DriverError::Stopped`] if the driver stops before it does.
     pub fn wait_for(
         &self,
         timeout: Duration,
         mut condition: impl FnMut(Option<Leader>) -> bool,
-    ) -> Result<Option<Leader>, Error> {
+    ) -> Result<Option<Leader>, DriverError> {
         let deadline = Instant::now().checked_add(timeout);
         let mut state = lock(&self.cell.state);
         loop {
@@ -116,14 +116,14 @@ impl LeaderWatch {
                 return Ok(state.leader);
             }
             if state.stopped {
-                return Err(Error::Stopped);
+                return Err(DriverError::Stopped);
             }
             let left = match deadline {
                 Some(deadline) => deadline.saturating_duration_since(Instant::now()),
                 None => Duration::MAX,
             };
             if left.is_zero() {
-                return Err(Error::Timeout);
+                return Err(DriverError::Timeout);
             }
             state = wait_timeout(&self.cell.changed, state, left);
         }
@@ -174,7 +174,7 @@ mod tests {
         let (watch, mut publisher) = LeaderWatch::new();
         assert_eq!(
             watch.wait_for_leader(Duration::from_millis(10)),
-            Err(Error::Timeout)
+            Err(DriverError::Timeout)
         );
         let waiter = {
             let watch = watch.clone();
@@ -195,7 +195,7 @@ mod tests {
             std::thread::spawn(move || watch.wait_for(Duration::from_secs(60), |l| l.is_none()))
         };
         drop(publisher);
-        assert_eq!(waiter.join().unwrap(), Err(Error::Stopped));
+        assert_eq!(waiter.join().unwrap(), Err(DriverError::Stopped));
         assert_eq!(watch.get(), Some(LEADER));
         assert!(watch.is_stopped());
         // A condition that already holds still succeeds after the stop.

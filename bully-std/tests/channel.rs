@@ -1,12 +1,14 @@
-#![cfg(not(loom))]
 //! The driver and `Handle` over the in-process `ChannelNetwork`: fast scenarios
 //! with faults (isolation, healing), commands, events and shutdown. Assertions are
 //! about leaders and counters, never about timings.
+//!
+//! Not under `--cfg loom` (real threads and sockets, outside the model).
+#![cfg(not(loom))]
 
 use std::time::Duration;
 
 use bully_core::{Config, Event, MessageKind, Node, NodeId, Role, Term};
-use bully_std::{Builder, ChannelNetwork, Error, Handle, LeaderWatch, RecvError};
+use bully_std::{Builder, ChannelNetwork, DriverError, Handle, LeaderWatch, RecvError};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -22,7 +24,7 @@ fn node(id: u64, members: &[u64]) -> Node {
 fn cluster(network: &ChannelNetwork, members: &[u64]) -> Vec<Handle> {
     members
         .iter()
-        .map(|&id| bully_std::spawn(node(id, members), network.join(NodeId(id))))
+        .map(|&id| bully_std::spawn(node(id, members), network.endpoint(NodeId(id))))
         .collect()
 }
 
@@ -73,7 +75,7 @@ fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
         }
         assert!(started, "node {} started an election at boot", handle.id());
     }
-    assert_eq!(handles[4].status().unwrap().role, Role::Leader);
+    assert_eq!(handles[4].stats().unwrap().role, Role::Leader);
 }
 
 #[test]
@@ -86,15 +88,49 @@ fn an_isolated_leader_is_replaced_and_takes_over_again_when_the_network_heals() 
     network.isolate(NodeId(3));
     let second = leader_is(&handles[0].leader_watch(), 2, first);
     leader_is(&handles[1].leader_watch(), 2, first);
-    let two = handles[1].status().unwrap();
-    assert_eq!(two.stats.received[MessageKind::Resign], 0);
+    let two = handles[1].stats().unwrap();
+    assert_eq!(two.node.received[MessageKind::Resign], 0);
 
     // Node 3 comes back and bullies its way to the leadership again.
     network.heal();
     for handle in &handles {
         leader_is(&handle.leader_watch(), 3, second);
     }
-    assert!(network.dropped() > 0);
+    assert!(network.stats().blocked > 0);
+}
+
+#[test]
+fn an_aborted_leader_says_nothing_and_the_others_wait_out_the_leader_timeout() {
+    let network = ChannelNetwork::new();
+    let mut handles = cluster(&network, &[1, 2, 3]);
+    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+
+    handles.pop().unwrap().abort();
+    leader_is(&handles[0].leader_watch(), 2, first);
+    leader_is(&handles[1].leader_watch(), 2, first);
+    let two = handles[1].stats().unwrap();
+    assert_eq!(two.node.received[MessageKind::Resign], 0, "no goodbye");
+    // What 2 still sends to 3 (its Coordinator, its heartbeats) finds no one.
+    let before = network.stats().undeliverable;
+    let deadline = std::time::Instant::now() + WAIT;
+    while network.stats().undeliverable == before {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn suspecting_the_leader_starts_an_election_and_bad_suspicions_are_refused() {
+    let network = ChannelNetwork::new();
+    let handles = cluster(&network, &[1, 2]);
+    let first = leader_is(&handles[0].leader_watch(), 2, Term(0));
+    assert_eq!(
+        handles[0].suspect(NodeId(9)),
+        Ok(Err(bully_core::CommandError::UnknownMember(NodeId(9))))
+    );
+    assert_eq!(handles[0].suspect(NodeId(2)), Ok(Ok(())));
+    // Node 1 elects again; 2, alive, answers and announces itself in a later term.
+    leader_is(&handles[0].leader_watch(), 2, first);
 }
 
 #[test]
@@ -107,7 +143,7 @@ fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
         .iter()
         .map(|&id| {
             let node = Node::new(id, members, config.clone()).unwrap();
-            bully_std::spawn(node, network.join(id))
+            bully_std::spawn(node, network.endpoint(id))
         })
         .collect();
     let leader = agreed_leader(&handles);
@@ -124,7 +160,7 @@ fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
         .unwrap()
         .unwrap();
     assert!(next.term > leader.term);
-    assert_eq!(leading.status().unwrap().stats.sent[MessageKind::Resign], 2);
+    assert_eq!(leading.stats().unwrap().node.sent[MessageKind::Resign], 2);
 }
 
 #[test]
@@ -135,7 +171,7 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
     // wins (BecameLeader, LeaderElected), and the reader only looks afterwards.
     let handle = Builder::new()
         .event_capacity(1)
-        .spawn(node(2, &members), network.join(NodeId(2)))
+        .spawn(node(2, &members), network.endpoint(NodeId(2)))
         .unwrap();
     let events = handle.events();
     leader_is(&handle.leader_watch(), 2, Term(0));
@@ -159,7 +195,7 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
 #[test]
 fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
     let network = ChannelNetwork::new();
-    let handle = bully_std::spawn(node(1, &[1]), network.join(NodeId(1)));
+    let handle = bully_std::spawn(node(1, &[1]), network.endpoint(NodeId(1)));
     let watch = handle.leader_watch();
     let events = handle.events();
     assert_eq!(handle.wait_for_leader(WAIT).unwrap().id, NodeId(1));
@@ -168,7 +204,7 @@ fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
     // The threads are joined: the watch is final, the subscriptions are closed.
     assert!(watch.is_stopped());
     assert_eq!(watch.get(), None, "the single node stepped down");
-    assert_eq!(watch.wait_for_leader(WAIT), Err(Error::Stopped));
+    assert_eq!(watch.wait_for_leader(WAIT), Err(DriverError::Stopped));
     while events.recv().is_ok() {}
     assert_eq!(events.recv(), Err(RecvError::Closed));
     // The later subscription saw only the shutdown's step-down.
@@ -180,12 +216,12 @@ fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
 fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
     let network = ChannelNetwork::new();
     // Node 1 of {1, 2, 3}: 2 and 3 never join, so everything it sends is lost.
-    let handle = bully_std::spawn(node(1, &[1, 2, 3]), network.join(NodeId(1)));
+    let handle = bully_std::spawn(node(1, &[1, 2, 3]), network.endpoint(NodeId(1)));
     let leader = handle.wait_for_leader(WAIT).unwrap();
     assert_eq!(leader.id, NodeId(1));
     let status = handle.shutdown().unwrap();
     assert_eq!(status.send_errors, 0, "a lost message is not a send error");
-    assert_eq!(status.stats.sent[MessageKind::Resign], 2);
-    assert!(network.dropped() >= 2);
-    assert_eq!(network.delivered(), 0);
+    assert_eq!(status.node.sent[MessageKind::Resign], 2);
+    assert!(network.stats().undeliverable >= 2);
+    assert_eq!(network.stats().delivered, 0);
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use bully_core::{
     Config, Event, FencingToken, Leader, Message, MessageKind, Node, NodeId, Role, Term, Transmit,
 };
-use bully_std::{Builder, Error, Events, RecvError, Transport};
+use bully_std::{Builder, DriverError, Events, RecvError, Transport};
 use std::sync::Mutex;
 
 /// A transport whose inbound messages are already queued, and which records what
@@ -188,15 +188,15 @@ fn shutdown_races_a_message_and_a_timer_expiry() {
         assert_ne!(status.role, Role::Leader, "a stopped node does not lead");
         assert_eq!(
             count(&events, |e| matches!(e, Event::ElectionStarted { .. })),
-            status.stats.elections_started
+            status.node.elections_started
         );
         assert_eq!(
             count(&events, |e| matches!(e, Event::LeaderElected { .. })),
-            status.stats.leaders_seen
+            status.node.leaders_seen
         );
         assert_eq!(
             count(&events, |e| matches!(e, Event::BecameLeader { .. })),
-            status.stats.times_leader
+            status.node.times_leader
         );
         assert_eq!(leader_after(&events), status.leader);
         assert_eq!(watch.get(), status.leader, "the watch has the last word");
@@ -207,7 +207,7 @@ fn shutdown_races_a_message_and_a_timer_expiry() {
         );
 
         let sent = wire.sent();
-        let resigns = status.stats.sent[MessageKind::Resign];
+        let resigns = status.node.sent[MessageKind::Resign];
         if resigns > 0 {
             // Only the shutdown resigns here, and it is the node's last word.
             assert_eq!(resigns, 2);
@@ -218,15 +218,15 @@ fn shutdown_races_a_message_and_a_timer_expiry() {
                     .all(|t| matches!(t.message, Message::Resign { .. }))
             );
         }
-        assert_eq!(sent.len() as u64, status.stats.sent.total());
+        assert_eq!(sent.len() as u64, status.node.sent.total());
 
-        if status.stats.received.total() == 0 {
+        if status.node.received.total() == 0 {
             OUTCOMES.saw("the shutdown came before the message was processed");
         }
         if status.leader.is_some_and(|l| l.id == NodeId(3)) {
             OUTCOMES.saw("node 3 was accepted as leader");
         }
-        if status.stats.times_leader > 0 {
+        if status.node.times_leader > 0 {
             OUTCOMES.saw("the answer timer expired and node 2 led");
         }
         if resigns > 0 {
@@ -339,7 +339,7 @@ fn a_waiter_is_woken_by_a_leader_or_by_the_shutdown() {
                 OUTCOMES.saw("woken by the shutdown");
                 // It may have led briefly, and stepped down at the shutdown, before
                 // the waiter ran: the watch is a latest-value cell.
-                assert_eq!(error, Error::Stopped);
+                assert_eq!(error, DriverError::Stopped);
                 assert_eq!(status.leader, None);
             }
         }

@@ -1,8 +1,10 @@
-#![cfg(not(loom))]
 //! Three nodes over real UDP sockets on 127.0.0.1 (fresh ports), with
 //! authenticated frames: election, graceful leader shutdown, return and takeover,
 //! and hostile datagrams. The assertions are about leaders and counters; the
 //! timeouts are generous because the machine may be busy.
+//!
+//! Not under `--cfg loom` (real threads and sockets, outside the model).
+#![cfg(not(loom))]
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
@@ -77,7 +79,7 @@ fn three_nodes_elect_the_highest() {
     for handle in &handles {
         wait_for_leader_id(&handle.leader_watch(), NodeId(3), Term(0));
     }
-    let status = handles[2].status().unwrap();
+    let status = handles[2].stats().unwrap();
     assert_eq!(status.role, Role::Leader);
     assert_eq!(status.send_errors, 0);
     for handle in handles {
@@ -90,7 +92,7 @@ fn three_nodes_elect_the_highest() {
             DropReason::FromSelf,
             DropReason::TermTooFarAhead,
         ] {
-            assert_eq!(status.stats.dropped[reason], 0, "{reason:?}");
+            assert_eq!(status.node.dropped[reason], 0, "{reason:?}");
         }
     }
 }
@@ -108,15 +110,15 @@ fn the_leader_shuts_down_gracefully_and_node_2_takes_over_then_3_returns() {
     let events_of_1 = handles[0].events();
     let last = three.shutdown().unwrap();
     assert_eq!(last.role, Role::Follower);
-    assert_eq!(last.stats.sent[MessageKind::Resign], 2);
+    assert_eq!(last.node.sent[MessageKind::Resign], 2);
 
     // ...so 2, the highest left, takes over at once (it heard the Resign rather
     // than waiting out the leader timeout), and 1 follows it.
     let second_term = wait_for_leader_id(&handles[0].leader_watch(), NodeId(2), first_term);
     wait_for_leader_id(&handles[1].leader_watch(), NodeId(2), first_term);
-    let two = handles[1].status().unwrap();
+    let two = handles[1].stats().unwrap();
     assert_eq!(two.role, Role::Leader);
-    assert!(two.stats.received[MessageKind::Resign] >= 1);
+    assert!(two.node.received[MessageKind::Resign] >= 1);
     assert_eq!(two.send_errors, 0);
 
     // Node 1's events tell the same story, in order.
@@ -193,16 +195,20 @@ fn forged_and_garbage_datagrams_are_dropped_and_counted() {
     let leader = handle.wait_for_leader(WAIT).unwrap();
     assert_eq!(leader.id, NodeId(1));
     let deadline = std::time::Instant::now() + WAIT;
-    while one.stats().rejected() < 3 {
-        assert!(std::time::Instant::now() < deadline, "{:?}", one.stats());
+    while one.wire_stats().rejected() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            one.wire_stats()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let wire = one.stats();
+    let wire = one.wire_stats();
     assert_eq!(wire.bad_tag, 1);
     assert_eq!(wire.accepted, 0);
     let status = handle.shutdown().unwrap();
     assert_eq!(
-        status.stats.received.total(),
+        status.node.received.total(),
         0,
         "nothing forged reached the node"
     );

@@ -225,3 +225,27 @@ fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
     assert!(network.stats().undeliverable >= 2);
     assert_eq!(network.stats().delivered, 0);
 }
+
+#[test]
+fn spawn_persisting_hands_over_every_new_term_before_it_is_used() {
+    let network = ChannelNetwork::new();
+    let members = [NodeId(1), NodeId(2)];
+    let (saved, states) = std::sync::mpsc::channel();
+    let node = Node::new(NodeId(2), members, Config::default()).unwrap();
+    let two = bully_std::spawn_persisting(node, network.endpoint(NodeId(2)), move |state| {
+        let _ = saved.send(state);
+    });
+    let one = bully_std::spawn(node_of(1, &members), network.endpoint(NodeId(1)));
+    let leader = one.wait_for_leader(WAIT).unwrap();
+    assert_eq!(leader.id, NodeId(2));
+    let last = two.shutdown().unwrap();
+    let persisted: Vec<_> = states.try_iter().collect();
+    assert!(!persisted.is_empty());
+    assert!(persisted.windows(2).all(|w| w[0].term < w[1].term));
+    assert_eq!(persisted.last().unwrap().term, last.term);
+    assert!(last.term >= leader.term);
+}
+
+fn node_of(id: u64, members: &[NodeId]) -> Node {
+    Node::new(NodeId(id), members.iter().copied(), Config::default()).unwrap()
+}

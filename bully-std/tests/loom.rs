@@ -7,13 +7,16 @@
 //! RUSTFLAGS="--cfg loom" cargo test -p bully-std --release --test loom
 //! ```
 //!
-//! Under `--cfg loom` the crate's `sync` module swaps std's channel, mutexes,
-//! condition variables, atomics and threads for loom's, so these run the real
-//! driver loop, `Handle`, `LeaderWatch` and `Events`. Loom has no clock and no
-//! `recv_timeout`: the driver's deadline "passes" when it finds its channel empty,
-//! a bounded number of times per execution (`model_timer_expiries`), and its
-//! clock jumps to the deadline. The transport here is a queue of messages that
-//! are already on their way.
+//! Under `--cfg loom` the crate's `sync` module swaps std's mutexes, condition
+//! variables, atomics and threads for loom's (and its channel for one built on
+//! them), so these run the real driver loop, `Handle`, `LeaderWatch` and
+//! `Events`. Loom has no clock and no `recv_timeout`: the driver's deadline
+//! "passes" when it finds its channel empty, a bounded number of times per
+//! execution (`model_timer_expiries`), and its clock jumps to the deadline. The
+//! transport here is a queue of messages that are already on their way.
+//!
+//! Each model prints how many interleavings it explored (`-- --nocapture`) and
+//! how often each outcome it is about occurred, and fails if one never did.
 #![cfg(loom)]
 
 use std::collections::VecDeque;

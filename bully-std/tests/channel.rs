@@ -175,6 +175,9 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
         .unwrap();
     let events = handle.events();
     leader_is(&handle.leader_watch(), 2, Term(0));
+    // The leader is published just before the events of the same input: a round
+    // trip through the driver makes sure those are out too.
+    handle.stats().unwrap();
     assert_eq!(events.try_recv(), Err(RecvError::Lagged(2)));
     assert!(matches!(
         events.try_recv(),
@@ -199,6 +202,9 @@ fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
     let watch = handle.leader_watch();
     let events = handle.events();
     assert_eq!(handle.wait_for_leader(WAIT).unwrap().id, NodeId(1));
+    // A round trip through the driver: the election's events are out before
+    // `later` subscribes.
+    handle.stats().unwrap();
     let later = handle.events();
     drop(handle);
     // The threads are joined: the watch is final, the subscriptions are closed.

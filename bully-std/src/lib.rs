@@ -23,3 +23,18 @@ pub use udp::{UdpSetupError, UdpTransport};
 /// ids, incarnations (re-exported from `bully-core`, so no feature flag is needed).
 pub use bully_core::wire;
 pub use watch::LeaderWatch;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    /// What the docs promise about sharing.
+    #[test]
+    fn the_public_types_can_be_shared_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::Handle>();
+        send_sync::<crate::LeaderWatch>();
+        send_sync::<crate::Events>();
+        send_sync::<crate::UdpTransport>();
+        send_sync::<crate::ChannelTransport>();
+        send_sync::<crate::ChannelNetwork>();
+    }
+}

@@ -1,0 +1,280 @@
+//! The driver thread: owns the `Node`, waits on one channel of [`Input`]s with the
+//! node's deadline as the timeout, and publishes what the node says.
+
+use std::time::{Duration, Instant};
+
+use bully_core::{CommandError, DurableState, Event, Message, Node, NodeId};
+
+use crate::events::Hub;
+use crate::handle::DriverStats;
+use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, back_off, mpsc};
+use crate::transport::Transport;
+use crate::watch::Publisher;
+
+/// Everything that reaches the driver, through one channel, in one order: what
+/// peers sent (from the receiver thread) and what the handle asks. Timer expiry is
+/// the channel's receive timing out, so nothing can slip between a message, a
+/// command and a deadline.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// A member sent `message`.
+    Message { from: NodeId, message: Message },
+    /// `Handle::step_down`: the answer is whether the node was leader.
+    StepDown { reply: mpsc::Sender<bool> },
+    /// `Handle::suspect`.
+    Suspect {
+        member: NodeId,
+        reply: mpsc::Sender<Result<(), CommandError>>,
+    },
+    /// `Handle::stats`.
+    Stats { reply: mpsc::Sender<DriverStats> },
+    /// Step down if leading, send what that says, and stop.
+    Shutdown,
+    /// Stop at once, telling no one: to the others, a crash.
+    Abort,
+}
+
+/// Where the driver waits, and its clock.
+pub(crate) trait Inbox {
+    /// The current time.
+    fn now(&self) -> Instant;
+
+    /// The next input, or `None` once `deadline` has passed with none. A closed
+    /// channel reads as `Input::Shutdown`.
+    fn recv_until(&mut self, deadline: Option<Instant>) -> Option<Input>;
+}
+
+/// The real inbox: `recv_timeout(deadline - now)` on the input channel, and the
+/// system clock.
+#[cfg(not(loom))]
+pub(crate) struct ChannelInbox {
+    pub(crate) inputs: mpsc::Receiver<Input>,
+}
+
+#[cfg(not(loom))]
+impl Inbox for ChannelInbox {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn recv_until(&mut self, deadline: Option<Instant>) -> Option<Input> {
+        let Some(deadline) = deadline else {
+            return Some(self.inputs.recv().unwrap_or(Input::Shutdown));
+        };
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        match self.inputs.recv_timeout(timeout) {
+            Ok(input) => Some(input),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Input::Shutdown),
+        }
+    }
+}
+
+/// The inbox under loom, which has neither real time nor `recv_timeout`: a deadline
+/// "passes" when the driver finds the channel empty, at most `expiries` times per
+/// model run (then it blocks for input), and the clock jumps to the deadline. Loom
+/// explores every order of an expiry against the other threads' sends.
+#[cfg(loom)]
+pub(crate) struct ModelInbox {
+    pub(crate) inputs: mpsc::Receiver<Input>,
+    pub(crate) now: Instant,
+    pub(crate) expiries: usize,
+}
+
+#[cfg(loom)]
+impl Inbox for ModelInbox {
+    fn now(&self) -> Instant {
+        self.now
+    }
+
+    fn recv_until(&mut self, deadline: Option<Instant>) -> Option<Input> {
+        if let Some(deadline) = deadline.filter(|_| self.expiries > 0) {
+            return match self.inputs.try_recv() {
+                Ok(input) => Some(input),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => Some(Input::Shutdown),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    self.expiries -= 1;
+                    self.now = self.now.max(deadline);
+                    None
+                }
+            };
+        }
+        Some(self.inputs.recv().unwrap_or(Input::Shutdown))
+    }
+}
+
+/// The inbox `spawn` gives the driver.
+#[cfg(not(loom))]
+pub(crate) type DriverInbox = ChannelInbox;
+/// The inbox `spawn` gives the driver.
+#[cfg(loom)]
+pub(crate) type DriverInbox = ModelInbox;
+
+/// What `spawn_persisting` calls with the node's durable state.
+pub(crate) type Persist = Box<dyn FnMut(DurableState) + Send>;
+
+/// The driver thread's state: the node and where its outputs go.
+pub(crate) struct Driver<T> {
+    pub(crate) node: Node,
+    pub(crate) transport: Arc<T>,
+    pub(crate) leader: Publisher,
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) recv_errors: Arc<AtomicU64>,
+    pub(crate) persist: Option<Persist>,
+    /// The durable state last handed to `persist` (or the node's at creation).
+    pub(crate) persisted: DurableState,
+    pub(crate) stats: DriverStats,
+    /// The events of the current input, reused.
+    pub(crate) batch: Vec<Event>,
+}
+
+impl<T: Transport> Driver<T> {
+    /// Starts the node and runs it until `Input::Shutdown` or `Input::Abort`;
+    /// returns its final counters, and the inbox, so that the channel outlives the
+    /// receiver thread (which may still send into it: that must not fail, and
+    /// under loom a message sent into a dropped channel counts as leaked).
+    pub(crate) fn run<I: Inbox>(mut self, mut inbox: I) -> (DriverStats, I) {
+        // Whatever happens below, even a panic, subscribers are told nothing more
+        // is coming (and dropping `self.leader` does the same for the watch).
+        let _close = CloseOnDrop(self.hub.clone());
+        self.node.start(inbox.now());
+        self.flush();
+        loop {
+            let input = inbox.recv_until(self.node.poll_timeout());
+            let now = inbox.now();
+            self.stats.wakeups += 1;
+            let mut reply = None;
+            match input {
+                None => {}
+                Some(Input::Message { from, message }) => {
+                    self.stats.messages_received += 1;
+                    self.node.handle_message(now, from, message);
+                }
+                Some(Input::StepDown { reply: to }) => {
+                    let stepped_down = self.node.step_down(now);
+                    reply = Some(Reply::StepDown(to, stepped_down));
+                }
+                Some(Input::Suspect { member, reply: to }) => {
+                    let result = self.node.suspect(now, member);
+                    reply = Some(Reply::Suspect(to, result));
+                }
+                Some(Input::Stats { reply: to }) => reply = Some(Reply::Stats(to)),
+                Some(Input::Shutdown) => {
+                    // Graceful: a leader tells the others (Resign) so they elect at
+                    // once instead of waiting out the leader timeout.
+                    self.node.step_down(now);
+                    self.flush();
+                    return (self.stats(), inbox);
+                }
+                Some(Input::Abort) => return (self.stats(), inbox),
+            }
+            // Timers are due by the clock, not only when the wait timed out: a
+            // steady stream of messages must not starve them.
+            if self
+                .node
+                .poll_timeout()
+                .is_some_and(|deadline| deadline <= now)
+            {
+                self.stats.timeouts += 1;
+                self.node.handle_timeout(now);
+            }
+            self.flush();
+            // Reply last, so that a caller of `step_down` sees its effect published.
+            match reply {
+                None => {}
+                Some(Reply::StepDown(to, stepped_down)) => {
+                    let _ = to.send(stepped_down);
+                }
+                Some(Reply::Suspect(to, result)) => {
+                    let _ = to.send(result);
+                }
+                Some(Reply::Stats(to)) => {
+                    let _ = to.send(self.stats());
+                }
+            }
+        }
+    }
+
+    /// The rule: durable state first (before any message that depends on it),
+    /// then transmits, then events (the leader before them), then the timeout,
+    /// which the loop reads.
+    fn flush(&mut self) {
+        if let Some(persist) = &mut self.persist {
+            let state = self.node.durable_state();
+            if state != self.persisted {
+                persist(state);
+                self.persisted = state;
+            }
+        }
+        while let Some(transmit) = self.node.poll_transmit() {
+            match self.transport.send(transmit.to, &transmit.message) {
+                Ok(()) => self.stats.messages_sent += 1,
+                Err(_) => self.stats.send_errors += 1,
+            }
+        }
+        while let Some(event) = self.node.poll_event() {
+            self.batch.push(event);
+        }
+        // Publish the leader first: a reader that got an event never reads an
+        // older leader than that event's.
+        self.leader.publish(self.node.leader());
+        self.hub.publish(&self.batch);
+        self.batch.clear();
+    }
+
+    fn stats(&self) -> DriverStats {
+        DriverStats {
+            recv_errors: self.recv_errors.load(Ordering::Relaxed),
+            transport_dropped: self.transport.dropped(),
+            node: *self.node.stats(),
+            role: self.node.role(),
+            term: self.node.term(),
+            leader: self.node.leader(),
+            ..self.stats
+        }
+    }
+}
+
+/// A reply owed to the handle once the input's outputs are flushed.
+enum Reply {
+    StepDown(mpsc::Sender<bool>, bool),
+    Suspect(
+        mpsc::Sender<Result<(), CommandError>>,
+        Result<(), CommandError>,
+    ),
+    Stats(mpsc::Sender<DriverStats>),
+}
+
+struct CloseOnDrop(Arc<Hub>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The receiver thread: forwards what the transport receives into the driver's
+/// channel, and checks for shutdown between receives.
+pub(crate) fn receive<T: Transport>(
+    transport: Arc<T>,
+    inputs: mpsc::Sender<Input>,
+    stop: Arc<AtomicBool>,
+    recv_errors: Arc<AtomicU64>,
+    poll_interval: Duration,
+) {
+    while !stop.load(Ordering::Acquire) {
+        match transport.recv(poll_interval) {
+            Ok(Some((from, message))) => {
+                if inputs.send(Input::Message { from, message }).is_err() {
+                    // The driver is gone.
+                    return;
+                }
+            }
+            Ok(None) => {}
+            Err(_) => {
+                recv_errors.fetch_add(1, Ordering::Relaxed);
+                back_off(poll_interval);
+            }
+        }
+    }
+}

@@ -193,9 +193,14 @@ impl Node {
         } else if self.quorum().is_none() {
             self.pending_election = None;
             self.accept(now, token);
+        } else if matches!(self.phase, Phase::Electing { .. }) {
+            // With a quorum the members follow once the leader's claim and first
+            // heartbeat arrive; meanwhile the pass only tells them who it will be.
+            // The initiator now waits like every other member, ready to start over
+            // if that leader never claims.
+            self.phase = Phase::Idle;
+            self.join_as_participant(now, term);
         }
-        // With a quorum the members follow once the leader's claim and first
-        // heartbeat arrive; meanwhile the pass only tells them who it will be.
     }
 
     /// Passes `message` to the next live member in ring order (for the second

@@ -15,6 +15,8 @@
 //!   incarnation: a restart without persisted state begins again).
 //! - **S3** a node never accepts, or follows, a token below the highest it had
 //!   accepted.
+//! - **Progress**: a candidate always has a timer armed (else nothing would ever
+//!   move it on).
 //! - **Exclusive leadership** (with a quorum): no two members ever act as leader
 //!   at the same moment, whatever their terms, under any faults. With a quorum S1
 //!   is enforced whatever the network does, as long as no member restarted
@@ -75,6 +77,13 @@ pub enum Violation {
         leading: NodeId,
         /// The member that became leader meanwhile.
         second: NodeId,
+        /// When.
+        at_us: u64,
+    },
+    /// A candidate with no timer armed: nothing would ever move it on.
+    Stalled {
+        /// The node.
+        node: NodeId,
         /// When.
         at_us: u64,
     },
@@ -184,6 +193,12 @@ impl Checker {
     ) {
         let at_us = self.micros(now);
         self.track_leading(index, node, at_us);
+        if node.role() == crate::event::Role::Candidate && node.poll_timeout().is_none() {
+            self.violations.push(Violation::Stalled {
+                node: node.id(),
+                at_us,
+            });
+        }
         let before = self.watches[index];
         let id = node.id();
         if node.term() < before.term {

@@ -539,6 +539,13 @@ impl Node {
     /// Starts (or joins) the election of `term`: the one entry to running an
     /// election, so the events and the term move the same way whatever the cause.
     fn begin_election(&mut self, now: Instant, term: Term) {
+        if self.highest.is_some_and(|highest| term <= highest.term) {
+            // Only at the end of the term space (`Term::next` saturates): an
+            // election there could only win a token this node already accepted,
+            // and two leaderships must never share a fencing token.
+            self.stats.elections_refused += 1;
+            return;
+        }
         if !self.members.is_candidate(self.id) {
             // An observer never stands: it lets go of a lost leader and listens.
             self.leave_role();

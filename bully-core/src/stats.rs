@@ -157,6 +157,9 @@ pub struct Stats {
     pub received: MessageCounts,
     /// Elections this node started or joined.
     pub elections_started: u64,
+    /// Elections it could not start: the term space is exhausted (a term of
+    /// `u64::MAX`, which `Config::max_term_lead` keeps peers from forcing).
+    pub elections_refused: u64,
     /// Leaderships accepted (`LeaderElected` events), its own included.
     pub leaders_seen: u64,
     /// Times this node became leader.

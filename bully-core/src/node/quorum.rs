@@ -77,10 +77,18 @@ impl Node {
         self.claim_votes = usize::from(self.members.is_voter(self.id));
         self.claim_sent_at = Some(now);
         self.phase = Phase::Claiming { term };
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Coordinator { term });
+        if self
+            .quorum()
+            .is_some_and(|quorum| self.claim_votes < quorum)
+        {
+            // When its own vote is the quorum there is nobody to ask: the
+            // confirming heartbeat round below tells every member, and one input
+            // stays within one message per member.
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id {
+                    self.send(to, Message::Coordinator { term });
+                }
             }
         }
         self.timers.set(

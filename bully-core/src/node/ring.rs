@@ -20,7 +20,8 @@
 //!   starts a new election.
 //! - **Who announces.** The coordinator becomes leader when the second pass
 //!   reaches it; it does not broadcast a Coordinator of its own (the pass is the
-//!   announcement), but it does send heartbeats to every member.
+//!   announcement), but it does send heartbeats to every member. With a quorum it
+//!   must claim the leadership from every member anyway, so the pass ends at it.
 
 use std::time::Instant;
 
@@ -168,6 +169,13 @@ impl Node {
             return;
         }
         self.ring_adopt(now, term, leader);
+        if leader == self.id && self.quorum().is_some() {
+            // With a quorum the winner's claim goes to every member and its
+            // confirming heartbeat follows, which tells them more than the rest of
+            // the pass would: the pass ends here (and one input stays within one
+            // message per member).
+            return;
+        }
         self.ring_pass(
             now,
             Message::RingCoordinator {

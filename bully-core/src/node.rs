@@ -226,8 +226,13 @@ impl Node {
     /// [`Node::with_durable_state`] does); terms never go backwards, so a state
     /// older than the node's is ignored.
     pub fn restore(&mut self, state: DurableState) {
-        if state.term >= self.term {
-            self.term = state.term;
+        // A vote implies its term was seen: a state whose vote is ahead of its
+        // term (hand-edited, or corrupt) is read as being at the vote's term.
+        let term = state
+            .vote
+            .map_or(state.term, |(voted, _)| state.term.max(voted));
+        if term >= self.term {
+            self.term = term;
             self.vote = state.vote;
         }
     }

@@ -56,11 +56,13 @@ impl Node {
         let term = self.term;
         let voted_elsewhere = self
             .vote
-            .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != self.id));
-        if voted_elsewhere {
+            .filter(|&(voted, whom)| voted > term || (voted == term && whom != self.id));
+        if let Some((voted, _)) = voted_elsewhere {
             // It already voted for another member in this term (an election of an
             // older term's members can hand it this one): a vote for itself now
-            // would be a second vote in one term. Stand in a fresh term instead.
+            // would be a second vote in one term. Stand in the first term above
+            // that vote instead.
+            self.term = self.term.max(voted);
             self.begin_election(now, self.term.next());
             return;
         }

@@ -1,7 +1,6 @@
 //! The simulated network: messages in flight, per-link behaviour, and partitions.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
@@ -53,12 +52,10 @@ pub enum SendOutcome {
     Blocked,
 }
 
-/// A message on its way, ordered by arrival time and then by send order, so ties
-/// break the same way every run.
+/// A message on its way.
 #[derive(Debug)]
 pub(crate) struct InFlight {
     pub(crate) at: Instant,
-    pub(crate) seq: u64,
     /// The sender's id (forged traffic may name a non-member).
     pub(crate) sender: NodeId,
     pub(crate) to: usize,
@@ -66,33 +63,23 @@ pub(crate) struct InFlight {
     pub(crate) depth: u64,
 }
 
-impl PartialEq for InFlight {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-
-impl Eq for InFlight {}
-
-impl PartialOrd for InFlight {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for InFlight {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
+/// Emptied buckets kept for reuse, so a steady stream of instants allocates
+/// nothing.
+const SPARE_BUCKETS: usize = 64;
 
 /// Links, partitions and the queue of messages in flight. Link state is sparse
 /// (overrides and cuts in ordered maps), so a 100,000-member cluster costs memory
 /// in proportion to its faults, not to `N^2`.
 #[derive(Debug)]
 pub(crate) struct Network {
-    queue: BinaryHeap<Reverse<InFlight>>,
-    seq: u64,
+    /// Messages in flight by arrival instant, each instant's in send order: the
+    /// order of delivery is (arrival, send order), as a heap keyed on both would
+    /// give, but a fixed-delay network puts every message of an instant in one
+    /// bucket, so a million messages in flight cost a push and a pop at the ends
+    /// of a `VecDeque` each, not a sift through a heap of a million.
+    queue: BTreeMap<Instant, VecDeque<InFlight>>,
+    in_flight: usize,
+    spare: Vec<VecDeque<InFlight>>,
     default_link: LinkConfig,
     links: BTreeMap<(usize, usize), LinkConfig>,
     /// Partition group of each member; members in different groups cannot talk.
@@ -104,8 +91,9 @@ pub(crate) struct Network {
 impl Network {
     pub(crate) fn new(members: usize, default_link: LinkConfig) -> Network {
         Network {
-            queue: BinaryHeap::new(),
-            seq: 0,
+            queue: BTreeMap::new(),
+            in_flight: 0,
+            spare: Vec::new(),
             default_link,
             links: BTreeMap::new(),
             groups: vec![0; members],
@@ -196,26 +184,39 @@ impl Network {
     }
 
     fn push(&mut self, at: Instant, sender: NodeId, to: usize, message: Message, depth: u64) {
-        self.seq += 1;
-        self.queue.push(Reverse(InFlight {
-            at,
-            seq: self.seq,
-            sender,
-            to,
-            message,
-            depth,
-        }));
+        let spare = &mut self.spare;
+        self.queue
+            .entry(at)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push_back(InFlight {
+                at,
+                sender,
+                to,
+                message,
+                depth,
+            });
+        self.in_flight += 1;
     }
 
     pub(crate) fn next_arrival(&self) -> Option<Instant> {
-        self.queue.peek().map(|Reverse(in_flight)| in_flight.at)
+        self.queue.first_key_value().map(|(&at, _)| at)
     }
 
+    /// The earliest message, the first sent among those arriving at that instant.
     pub(crate) fn pop(&mut self) -> Option<InFlight> {
-        self.queue.pop().map(|Reverse(in_flight)| in_flight)
+        let mut bucket = self.queue.first_entry()?;
+        let in_flight = bucket.get_mut().pop_front();
+        if bucket.get().is_empty() {
+            let emptied = bucket.remove();
+            if self.spare.len() < SPARE_BUCKETS {
+                self.spare.push(emptied);
+            }
+        }
+        self.in_flight -= usize::from(in_flight.is_some());
+        in_flight
     }
 
     pub(crate) fn in_flight(&self) -> usize {
-        self.queue.len()
+        self.in_flight
     }
 }

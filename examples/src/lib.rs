@@ -1,8 +1,8 @@
 //! Shared helpers for the example programs: printing simulation traces for people,
 //! and the measurements, reports and plot behind `simulate`'s reproduction of the
 //! seeds (seed 003's Table 1, equations and logs; seed 001's cases; seed 004's
-//! experiments); and a real cluster on loopback ([`loopback`]), for `cluster` and
-//! `failover`.
+//! experiments) and the timed elections of `simulate scale`; and a real cluster on
+//! loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]
 
 pub mod loopback;
@@ -11,6 +11,7 @@ pub mod paper;
 pub mod paper_log;
 pub mod plot;
 pub mod report;
+pub mod scale;
 
 use std::fmt::Write as _;
 

@@ -13,7 +13,7 @@ use bully_core::sim::Simulation;
 use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, NodeId};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
-use bully_examples::{leaders, paper, paper_log, plot, report, timeline};
+use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -165,6 +165,19 @@ enum Command {
         #[arg(long)]
         timeline: bool,
     },
+    /// One whole election at scale, timed on the wall clock.
+    ///
+    /// Members 1..=N, idle with no leader; member 1 alone starts an election. The
+    /// time covers building the cluster, the election and its last messages. The
+    /// last line is `messages=<m> elapsed_ms=<t>`. Build with --release.
+    Scale {
+        /// The algorithm.
+        #[arg(long, value_enum, default_value_t = AlgorithmArg::Classic)]
+        algorithm: AlgorithmArg,
+        /// Members, 1..=N.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+        nodes: u64,
+    },
 }
 
 type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
@@ -190,6 +203,7 @@ fn main() -> ExitCode {
             mermaid,
             timeline,
         } => trace(algorithm.into(), nodes, initiator, mermaid, timeline),
+        Command::Scale { algorithm, nodes } => scale(algorithm.into(), nodes),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -317,6 +331,15 @@ fn trace(
             "# Ring, every hop acknowledged: 4N-2 = {}.",
             paper::ring_implementation(nodes)
         ),
+    }
+    Ok(())
+}
+
+fn scale(algorithm: Algorithm, nodes: u64) -> Result {
+    let run = scale::run(algorithm, nodes)?;
+    print!("{}", scale::render(&run));
+    if run.report.leader != Some(NodeId(nodes)) {
+        return Err(format!("the members did not agree on {nodes}").into());
     }
     Ok(())
 }

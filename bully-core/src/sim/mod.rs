@@ -36,7 +36,7 @@ pub mod scenario;
 mod trace;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -90,6 +90,8 @@ struct Slot {
     depth: u64,
     /// The deadline queued for this node in the timer heap.
     timer_at: Option<Instant>,
+    /// The leadership it followed after its last input (`None` while crashed).
+    follows: Option<FencingToken>,
 }
 
 /// A simulated cluster. See the [module docs](self).
@@ -108,6 +110,11 @@ pub struct Simulation {
     faulted: bool,
     /// Members up now.
     live: usize,
+    /// How many live members follow each leadership: kept after every input, so
+    /// that [`agreed_leader`](Simulation::agreed_leader) reads it instead of
+    /// every node (checked each instant, it would make a 100,000-member ring's
+    /// pass cost `O(N^2)` node reads).
+    following: BTreeMap<FencingToken, usize>,
     /// Whether a member has restarted without its durable state.
     amnesia: bool,
     /// Whether the cluster runs with a quorum.
@@ -163,6 +170,7 @@ impl Simulation {
                 up_since: epoch,
                 depth: 0,
                 timer_at: None,
+                follows: None,
             });
         }
         let Some(first) = slots.first() else {
@@ -183,6 +191,7 @@ impl Simulation {
             timers: BinaryHeap::new(),
             faulted: false,
             live,
+            following: BTreeMap::new(),
             amnesia: false,
             quorum,
             sent: MessageCounts::default(),
@@ -311,6 +320,8 @@ impl Simulation {
         if let Some(node) = self.slots[index].node.take() {
             self.slots[index].last_state = node.durable_state();
             self.slots[index].timer_at = None;
+            let follows = self.slots[index].follows.take();
+            self.unfollow(follows);
             self.live -= 1;
             self.checker.crashed(index);
             self.record(TraceEntry::Crash { node: id });
@@ -594,6 +605,16 @@ impl Simulation {
         }
         self.checker
             .after_input(now, index, node, &self.event_buf, strict);
+        let follows = node.leader().map(|leader| leader.token());
+        if follows != slot.follows {
+            if let Some(token) = slot.follows {
+                Self::count_down(&mut self.following, token);
+            }
+            if let Some(token) = follows {
+                *self.following.entry(token).or_insert(0) += 1;
+            }
+            slot.follows = follows;
+        }
         let alone = self.live == 1;
         for event in &self.event_buf {
             if let Event::LeaderElected { leader, term } = *event {
@@ -719,13 +740,14 @@ impl Simulation {
     /// The leader every live member names, if they all name the same leadership
     /// (the same fencing token) and its member is live and leading in it.
     pub fn agreed_leader(&self) -> Option<NodeId> {
-        let mut live = self.slots.iter().filter_map(|slot| slot.node.as_ref());
-        let first = live.next()?.leader()?;
-        if !live.all(|node| node.leader() == Some(first)) {
+        // One leadership followed, by every live member.
+        let (&token, &followers) = self.following.first_key_value()?;
+        if self.following.len() > 1 || followers != self.live {
             return None;
         }
-        let leader = self.node(first.id)?;
-        (leader.role() == Role::Leader && leader.leader() == Some(first)).then_some(first.id)
+        let leader = self.node(token.leader)?;
+        let held = leader.leader().map(|leader| leader.token()) == Some(token);
+        (leader.role() == Role::Leader && held).then_some(token.leader)
     }
 
     /// The members that consider themselves leader now, ascending.
@@ -785,6 +807,21 @@ impl Simulation {
             .node
             .as_ref()
             .map(|_| self.slots[index].up_since)
+    }
+
+    fn unfollow(&mut self, follows: Option<FencingToken>) {
+        if let Some(token) = follows {
+            Self::count_down(&mut self.following, token);
+        }
+    }
+
+    fn count_down(following: &mut BTreeMap<FencingToken, usize>, token: FencingToken) {
+        if let Some(count) = following.get_mut(&token) {
+            *count -= 1;
+            if *count == 0 {
+                following.remove(&token);
+            }
+        }
     }
 
     fn index(&self, id: NodeId) -> Result<usize, SimError> {

@@ -135,11 +135,17 @@ impl Members {
     }
 
     pub(crate) fn is_candidate(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some() && !self.is_observer(id)
+        self.is_member(id) && !self.is_observer(id)
     }
 
     pub(crate) fn is_voter(&self, id: NodeId) -> bool {
-        self.index_of(id).is_some() && (self.observers_vote || !self.is_observer(id))
+        self.is_member(id) && (self.observers_vote || !self.is_observer(id))
+    }
+
+    /// Whether `id` is a member: at once for this node's own id (which the
+    /// protocol asks about on most inputs), by binary search for the others.
+    fn is_member(&self, id: NodeId) -> bool {
+        self.list.ids[self.own] == id || self.index_of(id).is_some()
     }
 
     pub(crate) fn voters(&self) -> usize {

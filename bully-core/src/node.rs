@@ -122,6 +122,10 @@ pub struct Node {
     round: u64,
     /// Quorum, leading: the latest rounds' send times and acknowledgements.
     rounds: [quorum::Round; quorum::ROUNDS],
+    /// The leader timeout last armed and the rank it was computed for, so that
+    /// re-arming the detector on every heartbeat costs a comparison rather than
+    /// `Config::leader_timeout_at_rank`'s arithmetic (the config never changes).
+    leader_timeout_memo: Option<(usize, Duration)>,
 }
 
 impl Node {
@@ -177,6 +181,7 @@ impl Node {
             lease_until: None,
             round: 0,
             rounds: Default::default(),
+            leader_timeout_memo: None,
         }
     }
 

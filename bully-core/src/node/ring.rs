@@ -244,7 +244,9 @@ impl Node {
             } => (1..n)
                 .map(|step| ids[(own + step) % n])
                 .take_while(|&id| id != *initiator)
-                .find(|&id| on_active_list(active, *initiator, id) && !self.members.is_suspected(id)),
+                .find(|&id| {
+                    on_active_list(active, *initiator, id) && !self.members.is_suspected(id)
+                }),
             _ => None,
         }
     }

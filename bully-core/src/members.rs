@@ -130,8 +130,13 @@ impl Members {
 
     /// Whether `id` may stand and be asked in elections: a candidate the failure
     /// detector does not suspect and that has not resigned.
+    ///
+    /// `id` is a member: every caller reads it from the member list, so the
+    /// membership is not searched again (the check runs once per member asked in
+    /// an election).
     pub(crate) fn is_live_candidate(&self, id: NodeId) -> bool {
-        self.is_candidate(id) && !self.suspected.contains(&id) && !self.resigned.contains(&id)
+        debug_assert!(self.index_of(id).is_some(), "{id} is a member");
+        !self.is_observer(id) && !self.suspected.contains(&id) && !self.resigned.contains(&id)
     }
 
     pub(crate) fn is_candidate(&self, id: NodeId) -> bool {

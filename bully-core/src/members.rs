@@ -20,7 +20,7 @@ use crate::message::NodeId;
 /// assert_eq!(members.ids(), [NodeId(1), NodeId(2), NodeId(3)]);
 /// assert!(Membership::new([NodeId(1), NodeId(1)]).is_err());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Membership {
     ids: Arc<[NodeId]>,
 }
@@ -61,7 +61,7 @@ impl Membership {
 ///
 /// Sorted storage is what makes every iteration deterministic: peers are always
 /// visited in ascending id order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Members {
     list: Membership,
     own: usize,

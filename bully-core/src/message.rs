@@ -15,6 +15,7 @@ use core::fmt;
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct NodeId(pub u64);
 
 impl fmt::Display for NodeId {
@@ -39,6 +40,7 @@ impl From<u64> for NodeId {
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Term(pub u64);
 
 impl Term {
@@ -63,6 +65,7 @@ impl fmt::Display for Term {
 /// accepts every variant and counts the ones it cannot use as dropped.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Message {
     /// "I am holding an election in `term`": sent to higher members (classic) or to
@@ -256,8 +259,9 @@ impl fmt::Display for MessageKind {
 }
 
 /// A message the node wants sent: drained with [`Node::poll_transmit`](crate::Node::poll_transmit).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Transmit {
     /// The member to deliver it to. Never the sender itself, always a member.
     pub to: NodeId,

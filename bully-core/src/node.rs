@@ -7,6 +7,7 @@ mod quorum;
 mod ring;
 
 use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use crate::config::{Algorithm, Config, ConfigError, Preemption};
@@ -21,6 +22,7 @@ use crate::timer::{Timer, TimerTable};
 /// [`Node::durable_state`] and [`Node::with_durable_state`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct DurableState {
     /// The highest term seen or started.
     pub term: Term,
@@ -29,7 +31,7 @@ pub struct DurableState {
 }
 
 /// Where a node is in the protocol. `Role` is the public summary of this.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     /// Following `Node::leader`, or waiting to hear of one.
     Idle,
@@ -76,7 +78,13 @@ enum Phase {
 /// so a member that floods `F` Elections over `d` distinct terms at a cluster of
 /// `N` makes the others send at most `F + d*N*(N-1)` messages besides heartbeats
 /// (tested in `tests/hostile.rs`), and changes no leader.
-#[derive(Debug)]
+///
+/// **Copies and comparison.** A `Node` is `Clone` (a snapshot, to explore what
+/// would happen), and `Eq` and `Hash` compare the protocol state: everything but
+/// the counters of [`stats`](Node::stats), which record the past and decide
+/// nothing, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
+/// explored (`tests/model.rs`).
+#[derive(Clone, Debug)]
 pub struct Node {
     id: NodeId,
     config: Config,
@@ -126,6 +134,65 @@ pub struct Node {
     /// re-arming the detector on every heartbeat costs a comparison rather than
     /// `Config::leader_timeout_at_rank`'s arithmetic (the config never changes).
     leader_timeout_memo: Option<(usize, Duration)>,
+}
+
+impl Node {
+    /// The protocol state: every field but `stats`, as one tuple of references,
+    /// so that `Eq` and `Hash` agree. Destructured without `..`, so a new field
+    /// must be placed here or explicitly left out.
+    fn protocol_state(&self) -> impl PartialEq + Hash + '_ {
+        let Node {
+            id,
+            config: _,
+            members,
+            term,
+            leader,
+            highest,
+            phase,
+            timers,
+            transmits,
+            events,
+            stats: _,
+            latest,
+            abstaining,
+            announced_at,
+            pending_election,
+            best_responder,
+            ring_hop,
+            ring_best,
+            vote,
+            promise,
+            claim_votes,
+            claim_sent_at,
+            lease_until,
+            round,
+            rounds,
+            // A cache of what the configuration gives for a rank.
+            leader_timeout_memo: _,
+        } = self;
+        (
+            (id, members, term, leader, highest, phase, timers, transmits),
+            (events, latest, abstaining, announced_at, pending_election),
+            (best_responder, ring_hop, ring_best, vote, promise),
+            (claim_votes, claim_sent_at, lease_until, round, rounds),
+        )
+    }
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.config == other.config && self.protocol_state() == other.protocol_state()
+    }
+}
+
+impl Eq for Node {}
+
+impl Hash for Node {
+    /// Hashes the protocol state but the configuration (which `Config`, holding
+    /// an `f64`, cannot hash; equal nodes still hash equal).
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.protocol_state().hash(state);
+    }
 }
 
 impl Node {

@@ -39,7 +39,7 @@ impl Timer {
 }
 
 /// Deadlines, one per [`Timer`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct TimerTable {
     deadlines: [Option<Instant>; Timer::ALL.len()],
 }

@@ -29,7 +29,7 @@ use crate::timer::Timer;
 pub(super) const ROUNDS: usize = 8;
 
 /// One heartbeat round of this node's leadership.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(super) struct Round {
     number: u64,
     sent_at: Option<Instant>,

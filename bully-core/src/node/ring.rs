@@ -32,7 +32,7 @@ use crate::stats::DropReason;
 use crate::timer::Timer;
 
 /// A token this node passed on and whose acknowledgement it awaits.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct PendingHop {
     pub(super) to: NodeId,
     pub(super) message: Message,

@@ -13,6 +13,7 @@ use crate::message::NodeId;
 
 /// One thing that can happen to a simulated cluster.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Action {
     /// Let simulated time pass.

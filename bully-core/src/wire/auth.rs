@@ -22,6 +22,7 @@ pub const MIN_KEY_LEN: usize = 16;
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct KeyId(pub u32);
 
 impl KeyId {

@@ -13,6 +13,7 @@ use core::time::Duration;
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ClusterId(pub u64);
 
 impl fmt::Display for ClusterId {
@@ -62,6 +63,7 @@ impl fmt::Display for ClusterId {
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Incarnation(pub u64);
 
 impl Incarnation {

@@ -8,6 +8,7 @@ use crate::message::NodeId;
 /// Which election algorithm a node runs. Every member of a cluster must run the same one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Algorithm {
     /// Garcia-Molina's Bully (seeds 000, 001, 002, 004): Election to higher ids,
@@ -27,6 +28,7 @@ pub enum Algorithm {
 /// What happens when a member with a higher id than the sitting leader comes back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Preemption {
     /// Classic Bully: it takes over at once.
@@ -43,6 +45,7 @@ pub enum Preemption {
 /// Split-brain protection: how many members must stand behind a leader.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum Quorum {
     /// Classic Bully: a candidate with nobody live above it leads. Two sides of a
@@ -404,9 +407,22 @@ impl Config {
     /// heartbeat round a quorum acknowledged: `follower_lease * (1-ρ)/(1+ρ)`, so it
     /// ends, in real time, no later than the earliest promise of any follower that
     /// acknowledged that round.
+    ///
+    /// Never panics, even for settings [`Config::validate`] refuses: a drift
+    /// outside `[0, 0.1]` counts as its nearest bound and NaN as 0.1 (the shortest
+    /// lease), and a lease too long to compute in `f64` is capped at the follower
+    /// lease.
     pub fn leader_lease(&self) -> Duration {
-        let drift = self.clock_drift.clamp(0.0, 0.1);
-        self.follower_lease().mul_f64((1.0 - drift) / (1.0 + drift))
+        let drift = if self.clock_drift.is_nan() {
+            0.1
+        } else {
+            self.clock_drift.clamp(0.0, 0.1)
+        };
+        let follower = self.follower_lease();
+        // The factor is at most 1, but near the end of `Duration`'s range the f64
+        // product can round above it.
+        Duration::try_from_secs_f64(follower.as_secs_f64() * (1.0 - drift) / (1.0 + drift))
+            .map_or(follower, |lease| lease.min(follower))
     }
 
     /// The election algorithm.

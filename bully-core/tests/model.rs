@@ -1,0 +1,642 @@
+//! Exhaustive model checking (stateright, breadth first) of three members, for
+//! each algorithm, without and with a majority quorum: every interleaving of
+//! deliveries, losses, timer firings, boots and one crash, on a network that
+//! delays each message by one or two ticks (so messages overtake each other) and
+//! may lose it.
+//!
+//! # The model
+//!
+//! Each member is a real [`Node`], driven as a driver would drive it; the state is
+//! the nodes themselves (`Node` is `Clone + Eq + Hash` over its protocol state),
+//! the messages in flight, the clock, and what the properties remember.
+//!
+//! Time is discrete and shared, with one fixed base instant, so that two paths to
+//! the same situation reach equal states: every input at tick `k` is given
+//! `base + k * TICK`. stateright's own actor model fires timers whenever it
+//! likes, which is the asynchronous model in which Bully promises nothing; here
+//! time is part of the state instead, as in the simulator:
+//!
+//! - a message sent at tick `k` arrives at tick `k + 1` or `k + 2` (`T_M` is two
+//!   ticks), or is lost; at one instant, messages are delivered before timers
+//!   fire (a message arriving exactly at a deadline is in time);
+//! - a timer fires at its deadline, never later: time does not pass while a
+//!   timer is due or a message must arrive;
+//! - each member boots (`Node::start`) at a tick of its choosing within
+//!   [`Bounds::boot_window`]; up to [`Bounds::crashes`] members crash for good;
+//!   up to [`Bounds::losses`] messages are lost;
+//! - the clock stops at [`Bounds::horizon`] ticks, which bounds the exploration.
+//!
+//! # The properties
+//!
+//! - **S1** per connected component: two members never both announce the same
+//!   term unless a message between the two of them was lost (without a quorum
+//!   Bully's promise holds between members in contact; a lost message is what
+//!   breaks contact in this model). With a quorum, or with no loss at all,
+//!   globally.
+//! - **S2** a node's term and highest accepted token never decrease.
+//! - **S3** a node never accepts, or follows, a token below the highest it had
+//!   accepted.
+//! - With a quorum, exclusive leadership: no member becomes leader while another
+//!   is leading (all members share the model's clock, so leases are exact).
+//! - sometimes: a leader is elected (every live, booted member follows it).
+//!
+//! `BULLY_MODEL_MEMBERS=4` checks four members instead (much longer).
+//! `BULLY_MODEL_HORIZON`, `BULLY_MODEL_LOSSES`, `BULLY_MODEL_BOOT_WINDOW` change
+//! the bounds.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use bully_core::{
+    Algorithm, Config, Event, FencingToken, Message, MessageKind, Node, NodeId, Quorum, Role, Term,
+};
+use stateright::{Checker, Model, Property};
+
+/// The model's unit of time.
+const TICK: Duration = Duration::from_millis(10);
+
+/// The configuration every member runs: the default's shape on a coarser clock.
+/// `T_M` is two ticks, processing takes no time, heartbeats go every three ticks
+/// and a leader is suspected after six (staggered by rank); an answer is waited
+/// for `2 T_M` (four ticks). With a majority quorum the leader timeout is ten
+/// ticks, so that the leader's lease outlasts a heartbeat interval and a round trip.
+fn config(algorithm: Algorithm, quorum: bool) -> Config {
+    let config = Config::default()
+        .with_algorithm(algorithm)
+        .with_max_message_delay(TICK * 2)
+        .with_max_processing_time(Duration::ZERO)
+        .with_heartbeat_interval(TICK * 3);
+    if quorum {
+        config
+            .with_leader_timeout(TICK * 10)
+            .with_quorum(Quorum::Majority)
+    } else {
+        config.with_leader_timeout(TICK * 6)
+    }
+}
+
+/// What bounds the exploration.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    members: usize,
+    /// The last tick.
+    horizon: u32,
+    /// Members boot at a tick in `0..=boot_window`.
+    boot_window: u32,
+    /// Messages that may be lost in one run.
+    losses: u8,
+    /// Members that may crash in one run (for good).
+    crashes: u8,
+}
+
+impl Bounds {
+    fn from_env(algorithm: Algorithm, quorum: bool) -> Bounds {
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+        let members = env("BULLY_MODEL_MEMBERS").unwrap_or(3) as usize;
+        // Long enough for the leader to crash and every member to learn the next
+        // one; the ring's two passes and longer timeouts take more time, and its
+        // hop-by-hop tokens more states: it is checked with one loss, the others
+        // with two. A quorum's longer leader timeout and its acknowledgements
+        // take longer too.
+        let (horizon, losses) = match (algorithm, quorum) {
+            (Algorithm::Ring, false) => (40, 1),
+            (_, false) => (30, 2),
+            (Algorithm::Ring, true) => (50, 1),
+            (_, true) => (40, 2),
+        };
+        Bounds {
+            members,
+            horizon: env("BULLY_MODEL_HORIZON").unwrap_or(horizon),
+            boot_window: env("BULLY_MODEL_BOOT_WINDOW").unwrap_or(0),
+            losses: env("BULLY_MODEL_LOSSES").unwrap_or(losses) as u8,
+            crashes: 1,
+        }
+    }
+}
+
+/// A message on its way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Packet {
+    from: usize,
+    to: usize,
+    message: Message,
+    /// The first tick it may arrive at.
+    earliest: u32,
+    /// The last: it must be delivered (or lost) by then.
+    deadline: u32,
+}
+
+impl Packet {
+    /// An order on packets, so the multiset in flight has one representation.
+    fn key(&self) -> impl Ord + '_ {
+        let (kind, term, round): (MessageKind, Term, u64) = match self.message {
+            Message::Heartbeat { term, round } | Message::Ack { term, round } => {
+                (self.message.kind(), term, round)
+            }
+            ref other => (other.kind(), other.term(), 0),
+        };
+        let ring: &[NodeId] = match &self.message {
+            Message::RingElection { active, .. } | Message::RingCoordinator { active, .. } => {
+                active
+            }
+            _ => &[],
+        };
+        let extra = match self.message {
+            Message::RingElection { initiator, .. } => (initiator, initiator),
+            Message::RingCoordinator {
+                initiator, leader, ..
+            } => (initiator, leader),
+            _ => (NodeId(0), NodeId(0)),
+        };
+        (
+            (self.deadline, self.earliest, self.from, self.to),
+            (kind, term, round, extra, ring),
+        )
+    }
+}
+
+/// A broken property, and where.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Broken {
+    /// S1: two members in contact announced one term.
+    TwoLeadersInTerm {
+        term: Term,
+        first: NodeId,
+        second: NodeId,
+        /// Whether any message had been lost at all.
+        after_loss: bool,
+    },
+    /// S2: a term or token went down.
+    Decreased { node: NodeId },
+    /// With a quorum: a member became leader while another was leading.
+    OverlappingLeaders { leading: NodeId, second: NodeId },
+    /// S3: a token below the floor was accepted or followed.
+    BelowFloor {
+        node: NodeId,
+        floor: FencingToken,
+        accepted: FencingToken,
+    },
+}
+
+/// One member: its node, whether it has booted; `None` once crashed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Member {
+    node: Node,
+    booted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct State {
+    tick: u32,
+    members: Vec<Option<Member>>,
+    in_flight: Vec<Packet>,
+    /// Whether a timer has fired at this tick (deliveries come first).
+    fired: bool,
+    losses: u8,
+    crashes: u8,
+    /// Pairs `(low, high)` of member indices between which a message was lost.
+    out_of_contact: BTreeSet<(usize, usize)>,
+    /// Every `(term, member)` that announced its own leadership.
+    announced: BTreeSet<(Term, NodeId)>,
+    broken: Option<Broken>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Action {
+    Boot(usize),
+    Deliver(usize),
+    Lose(usize),
+    Fire(usize),
+    Crash(usize),
+    Tick,
+}
+
+struct BullyModel {
+    algorithm: Algorithm,
+    quorum: bool,
+    bounds: Bounds,
+    config: Config,
+    ids: Vec<NodeId>,
+    base: Instant,
+}
+
+impl BullyModel {
+    fn new(algorithm: Algorithm, quorum: bool, bounds: Bounds) -> BullyModel {
+        BullyModel {
+            algorithm,
+            quorum,
+            bounds,
+            config: config(algorithm, quorum),
+            ids: (1..=bounds.members as u64).map(NodeId).collect(),
+            base: Instant::now(),
+        }
+    }
+
+    fn at(&self, tick: u32) -> Instant {
+        self.base + TICK * tick
+    }
+
+    fn index(&self, id: NodeId) -> usize {
+        self.ids.binary_search(&id).expect("a member")
+    }
+
+    /// Whether member `index` has a timer due now.
+    fn due(&self, state: &State, index: usize) -> bool {
+        let now = self.at(state.tick);
+        state.members[index]
+            .as_ref()
+            .and_then(|member| member.node.poll_timeout())
+            .is_some_and(|at| at <= now)
+    }
+
+    /// Feeds one input to member `index` at the current tick, then routes what it
+    /// sent and checks S1 to S3 on what it did.
+    fn input(&self, state: &mut State, index: usize, input: impl FnOnce(&mut Node, Instant)) {
+        let now = self.at(state.tick);
+        let tick = state.tick;
+        let Some(member) = state.members[index].as_mut() else {
+            return;
+        };
+        let node = &mut member.node;
+        let id = node.id();
+        let (term, floor) = (node.term(), node.highest_token());
+        input(node, now);
+        let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+        let mut announced = Vec::new();
+        let mut accepted = Vec::new();
+        while let Some(event) = node.poll_event() {
+            if let Event::LeaderElected { leader, term } = event {
+                accepted.push(FencingToken { term, leader });
+                if leader == id {
+                    announced.push(term);
+                }
+            }
+        }
+        if node.term() < term || node.highest_token() < floor {
+            state.broken.get_or_insert(Broken::Decreased { node: id });
+        }
+        if let Some(floor) = floor {
+            let followed = node.leader().map(|leader| leader.token());
+            for token in accepted.into_iter().chain(followed) {
+                if token < floor {
+                    state.broken.get_or_insert(Broken::BelowFloor {
+                        node: id,
+                        floor,
+                        accepted: token,
+                    });
+                }
+            }
+        }
+        if self.quorum && node.role() == Role::Leader {
+            let others = state
+                .members
+                .iter()
+                .enumerate()
+                .filter(|&(other, _)| other != index);
+            for (_, other) in others {
+                if let Some(other) = other.as_ref().filter(|m| m.node.role() == Role::Leader) {
+                    state.broken.get_or_insert(Broken::OverlappingLeaders {
+                        leading: other.node.id(),
+                        second: id,
+                    });
+                }
+            }
+        }
+        for term in announced {
+            let rivals = state
+                .announced
+                .range((term, NodeId(0))..=(term, NodeId(u64::MAX)))
+                .map(|&(_, other)| other)
+                .filter(|&other| other != id);
+            for other in rivals {
+                let pair = (index.min(self.index(other)), index.max(self.index(other)));
+                // With a quorum, S1 holds globally, whatever was lost.
+                if self.quorum || !state.out_of_contact.contains(&pair) {
+                    state.broken.get_or_insert(Broken::TwoLeadersInTerm {
+                        term,
+                        first: other,
+                        second: id,
+                        after_loss: state.losses > 0,
+                    });
+                }
+            }
+            state.announced.insert((term, id));
+        }
+        for transmit in sent {
+            let to = self.index(transmit.to);
+            // A message to a crashed member vanishes.
+            if state.members[to].is_some() {
+                state.in_flight.push(Packet {
+                    from: index,
+                    to,
+                    message: transmit.message,
+                    earliest: tick + 1,
+                    deadline: tick + 2,
+                });
+            }
+        }
+        state.in_flight.sort_by(|a, b| a.key().cmp(&b.key()));
+    }
+}
+
+impl Model for BullyModel {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        let members = self
+            .ids
+            .iter()
+            .map(|&id| {
+                let node = Node::new(id, self.ids.iter().copied(), self.config.clone())
+                    .expect("a valid configuration");
+                Some(Member {
+                    node,
+                    booted: false,
+                })
+            })
+            .collect();
+        vec![State {
+            tick: 0,
+            members,
+            in_flight: Vec::new(),
+            fired: false,
+            losses: 0,
+            crashes: 0,
+            out_of_contact: BTreeSet::new(),
+            announced: BTreeSet::new(),
+            broken: None,
+        }]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        if state.broken.is_some() {
+            return;
+        }
+        let must_deliver = state
+            .in_flight
+            .iter()
+            .any(|packet| packet.deadline <= state.tick);
+        for (index, packet) in state.in_flight.iter().enumerate() {
+            if index > 0 && state.in_flight[index - 1] == *packet {
+                continue; // the same copy: one choice
+            }
+            if !state.fired && packet.earliest <= state.tick {
+                actions.push(Action::Deliver(index));
+            }
+            if state.losses < self.bounds.losses {
+                actions.push(Action::Lose(index));
+            }
+        }
+        let mut timers_due = false;
+        for (index, member) in state.members.iter().enumerate() {
+            let Some(member) = member else { continue };
+            if !member.booted {
+                if state.tick <= self.bounds.boot_window {
+                    actions.push(Action::Boot(index));
+                }
+                continue;
+            }
+            if self.due(state, index) {
+                timers_due = true;
+                if !must_deliver {
+                    actions.push(Action::Fire(index));
+                }
+            }
+            if state.crashes < self.bounds.crashes {
+                actions.push(Action::Crash(index));
+            }
+        }
+        let unbooted = state
+            .members
+            .iter()
+            .flatten()
+            .any(|member| !member.booted && state.tick >= self.bounds.boot_window);
+        if state.tick < self.bounds.horizon && !must_deliver && !timers_due && !unbooted {
+            actions.push(Action::Tick);
+        }
+    }
+
+    fn next_state(&self, last: &State, action: Action) -> Option<State> {
+        let mut state = last.clone();
+        match action {
+            Action::Boot(index) => {
+                state.members[index].as_mut()?.booted = true;
+                if state.tick > 0 {
+                    // A member that comes up after the others is one that comes
+                    // back, as after a restart: its term dates from before it was
+                    // in contact, so it may announce a term whose election did not
+                    // ask it (DESIGN.md; the simulator's checker makes the same
+                    // exception).
+                    for other in 0..self.ids.len() {
+                        if other != index {
+                            state
+                                .out_of_contact
+                                .insert((index.min(other), index.max(other)));
+                        }
+                    }
+                }
+                self.input(&mut state, index, |node, now| node.start(now));
+            }
+            Action::Deliver(index) => {
+                let packet = state.in_flight.remove(index);
+                let from = self.ids[packet.from];
+                if !state.members[packet.to].as_ref()?.booted {
+                    // Not running yet: the message is not received.
+                    return Some(state);
+                }
+                self.input(&mut state, packet.to, |node, now| {
+                    node.handle_message(now, from, packet.message)
+                });
+            }
+            Action::Lose(index) => {
+                let packet = state.in_flight.remove(index);
+                state.losses += 1;
+                let pair = (packet.from.min(packet.to), packet.from.max(packet.to));
+                state.out_of_contact.insert(pair);
+            }
+            Action::Fire(index) => {
+                state.fired = true;
+                self.input(&mut state, index, |node, now| node.handle_timeout(now));
+            }
+            Action::Crash(index) => {
+                state.members[index] = None;
+                state.crashes += 1;
+                // What was on its way to it vanishes; what it sent still arrives.
+                state.in_flight.retain(|packet| packet.to != index);
+            }
+            Action::Tick => {
+                state.tick += 1;
+                state.fired = false;
+                let now = self.at(state.tick);
+                for member in state.members.iter_mut().flatten() {
+                    // Move every node's clock to the new tick, so that nodes that
+                    // differ only in when they last heard something compare equal: a
+                    // refused command takes `now` and changes nothing else.
+                    let own = member.node.id();
+                    let _ = member.node.add_member(now, own);
+                }
+            }
+        }
+        Some(state)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("S1 per connected component", |_, state: &State| {
+                !matches!(state.broken, Some(Broken::TwoLeadersInTerm { .. }))
+            }),
+            Property::always("S2 terms and tokens never decrease", |_, state: &State| {
+                !matches!(state.broken, Some(Broken::Decreased { .. }))
+            }),
+            Property::always("S3 nothing below the floor", |_, state: &State| {
+                !matches!(state.broken, Some(Broken::BelowFloor { .. }))
+            }),
+            Property::always(
+                "with a quorum, never two leaders at once",
+                |_, state: &State| !matches!(state.broken, Some(Broken::OverlappingLeaders { .. })),
+            ),
+            Property::sometimes("a leader is elected", |_, state: &State| {
+                let mut live = state.members.iter().flatten();
+                let Some(first) = live.next() else {
+                    return false;
+                };
+                let Some(leader) = first.node.leader() else {
+                    return false;
+                };
+                first.booted
+                    && live.all(|member| member.booted && member.node.leader() == Some(leader))
+            }),
+        ]
+    }
+}
+
+impl BullyModel {
+    /// A counterexample as a story: each step, the inputs it fed and what every
+    /// node said.
+    fn explain(&self, states: &[State]) -> String {
+        let mut story = String::new();
+        for pair in states.windows(2) {
+            let (before, after) = (&pair[0], &pair[1]);
+            let action = self
+                .next_steps(before)
+                .into_iter()
+                .find(|(_, next)| next == after)
+                .map(|(action, _)| action);
+            let line = match action {
+                Some(Action::Deliver(index)) => {
+                    let packet = &before.in_flight[index];
+                    format!(
+                        "deliver {} -> {}: {}",
+                        self.ids[packet.from], self.ids[packet.to], packet.message
+                    )
+                }
+                Some(Action::Lose(index)) => {
+                    let packet = &before.in_flight[index];
+                    format!(
+                        "LOSE {} -> {}: {}",
+                        self.ids[packet.from], self.ids[packet.to], packet.message
+                    )
+                }
+                Some(Action::Boot(index)) => format!("boot {}", self.ids[index]),
+                Some(Action::Fire(index)) => format!("timer of {}", self.ids[index]),
+                Some(Action::Crash(index)) => format!("CRASH {}", self.ids[index]),
+                Some(Action::Tick) => format!("-- tick {}", after.tick),
+                None => "?".to_owned(),
+            };
+            story.push_str(&format!("t{} {line}\n", before.tick));
+            for (index, member) in after.members.iter().enumerate() {
+                if let Some(member) = member {
+                    let node = &member.node;
+                    let was = before.members[index].as_ref().map(|m| &m.node);
+                    if was != Some(node) && !matches!(action, Some(Action::Tick)) {
+                        story.push_str(&format!(
+                            "     {}: term {}, {:?}, leader {:?}\n",
+                            node.id(),
+                            node.term(),
+                            node.role(),
+                            node.leader().map(|l| (l.id.0, l.term.0))
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(last) = states.last() {
+            story.push_str(&format!(
+                "broken: {:?}; announced {:?}; out of contact {:?}\n",
+                last.broken, last.announced, last.out_of_contact
+            ));
+        }
+        story
+    }
+}
+
+impl fmt::Display for BullyModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quorum = if self.quorum { ", majority quorum" } else { "" };
+        write!(f, "{:?}{quorum}, {:?}", self.algorithm, self.bounds)
+    }
+}
+
+fn check(algorithm: Algorithm, quorum: bool) {
+    let bounds = Bounds::from_env(algorithm, quorum);
+    let model = BullyModel::new(algorithm, quorum, bounds);
+    let name = model.to_string();
+    let started = Instant::now();
+    let checker = model
+        .checker()
+        .threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .spawn_bfs()
+        .join();
+    eprintln!(
+        "{name}: {} states ({} unique), depth {}, in {:.1?}",
+        checker.state_count(),
+        checker.unique_state_count(),
+        checker.max_depth(),
+        started.elapsed()
+    );
+    for property in checker.model().properties() {
+        let found = checker.discovery(property.name);
+        match (property.expectation, found) {
+            (stateright::Expectation::Sometimes, None) => {
+                panic!("{name}: never \"{}\"", property.name)
+            }
+            (stateright::Expectation::Sometimes, Some(_)) | (_, None) => {}
+            (_, Some(path)) => {
+                let story = checker.model().explain(&path.into_states());
+                panic!("{name}: \"{}\" broken:\n{story}", property.name)
+            }
+        }
+    }
+}
+
+#[test]
+fn classic_bully_keeps_s1_to_s3_in_every_interleaving() {
+    check(Algorithm::Classic, false);
+}
+
+#[test]
+fn modified_bully_keeps_s1_to_s3_in_every_interleaving() {
+    check(Algorithm::Modified, false);
+}
+
+#[test]
+fn the_ring_keeps_s1_to_s3_in_every_interleaving() {
+    check(Algorithm::Ring, false);
+}
+
+#[test]
+fn classic_bully_with_a_majority_quorum_never_has_two_leaders() {
+    check(Algorithm::Classic, true);
+}
+
+#[test]
+fn modified_bully_with_a_majority_quorum_never_has_two_leaders() {
+    check(Algorithm::Modified, true);
+}
+
+#[test]
+fn the_ring_with_a_majority_quorum_never_has_two_leaders() {
+    check(Algorithm::Ring, true);
+}

@@ -251,11 +251,12 @@ fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8]) {
 
 /// Inputs one `node` run feeds.
 const MAX_INPUTS: usize = 512;
-/// Restored terms stay below this, and `max_term_lead` at most `2^32`, so that
-/// no run reaches the last term: `tests/regressions.rs`
-/// (`a_node_at_the_last_term_never_leads_twice_with_one_token`) shows the bug
-/// there, in the core. Raise it to `u64::MAX` once that is fixed. Messages still
-/// carry terms near `u64::MAX`, which the node must refuse as too far ahead.
+/// Restored terms and votes stay below this, and `max_term_lead` at most `2^32`,
+/// so that no run reaches the last term: `tests/regressions.rs`
+/// (`a_node_that_voted_in_the_last_term_refuses_to_stand_instead_of_recursing`)
+/// shows the bug there, in the core. Raise it to `u64::MAX` once that is fixed.
+/// Messages still carry terms near `u64::MAX`, which the node must refuse as too
+/// far ahead.
 const TERM_CEILING: u64 = u64::MAX - (1 << 48);
 /// The node's timers (`Timer::ALL` in `bully-core/src/timer.rs`): the bound on what
 /// one `handle_timeout` may send is the per-input bound per expired timer.
@@ -593,12 +594,8 @@ fn node_input(u: &mut Unstructured<'_>, node: &Node, now: Instant) -> Result<Inp
         _ => {
             let ceiling = |term: Term| Term(term.0.min(TERM_CEILING));
             let term = ceiling(term_near(u, node.term())?);
-            // Known bug: a vote ahead of the term makes the node recurse once per
-            // term between them (`tests/regressions.rs`,
-            // `a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term`):
-            // restored votes stay within the restored term until it is fixed.
             let vote = if bool::arbitrary(u)? {
-                Some((term_near(u, node.term())?.min(term), sender(u, node)?))
+                Some((ceiling(term_near(u, node.term())?), sender(u, node)?))
             } else {
                 None
             };
@@ -691,31 +688,13 @@ fn message(u: &mut Unstructured<'_>, node: &Node) -> Result<Message> {
     })
 }
 
-/// Whether `node` needs no vote but its own to lead.
-fn own_quorum(node: &Node) -> bool {
-    let config = node.config();
-    let voters = node
-        .members()
-        .iter()
-        .filter(|&&id| config.observers_vote() || !config.is_observer(id))
-        .count();
-    config.quorum_size(voters) == Some(1)
-}
-
 fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_before: usize) {
     let fan_out = members_before.max(node.members().len());
-    // Known bug: a node that is its own quorum announces and sends its first
-    // heartbeat round in one input (`tests/regressions.rs`,
-    // `a_node_that_is_its_own_quorum_sends_at_most_one_message_per_member_per_input`).
-    // Allowed twice the fan-out until it is fixed; the bound still holds otherwise.
-    let fan_out = if own_quorum(node) {
-        2 * fan_out
-    } else {
-        fan_out
-    };
-    // Known bug: a ring winner with a quorum acknowledges the second pass, claims
-    // and passes the token on in one input (`tests/regressions.rs`,
-    // `a_ring_winner_with_a_quorum_sends_at_most_one_message_per_member_per_input`).
+    // Known bug: a ring initiator that wins its own pass with a quorum
+    // acknowledges the hop, claims and starts the second pass in one input
+    // (`tests/regressions.rs`,
+    // `a_ring_initiator_winning_with_a_quorum_sends_at_most_one_message_per_member_per_input`).
+    // One more is allowed until it is fixed.
     let ring_claim =
         node.config().algorithm() == Algorithm::Ring && node.config().quorum() != Quorum::None;
     let fan_out = fan_out + usize::from(ring_claim);

@@ -3,7 +3,7 @@
 use crate::message::NodeId;
 
 /// A command named something the node cannot act on.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CommandError {
     /// The id is not a member of this node's cluster.
@@ -15,4 +15,8 @@ pub enum CommandError {
     /// The id is already a member.
     #[error("node {0} is already a member")]
     AlreadyMember(NodeId),
+    /// The membership the command would leave is not one the configuration can
+    /// run (a quorum it cannot meet, nobody who may stand).
+    #[error("the membership would be invalid: {0}")]
+    Membership(crate::config::ConfigError),
 }

@@ -469,14 +469,28 @@ impl Node {
     /// Removes a member at runtime: it is sent nothing more, and its messages are
     /// dropped as a non-member's. If it was the leader, this node elects as after a
     /// resignation. The caveat of [`add_member`](Node::add_member) applies.
+    ///
+    /// Refused, changing nothing, if the membership left could not meet the
+    /// quorum or would have nobody to stand.
     pub fn remove_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
         let now = self.clock(now);
         if id == self.id {
             return Err(CommandError::SelfReference(id));
         }
-        if !self.members.remove(id) {
+        if self.members.index_of(id).is_none() {
             return Err(CommandError::UnknownMember(id));
         }
+        let remaining: Vec<NodeId> = self
+            .members
+            .ids()
+            .iter()
+            .copied()
+            .filter(|&m| m != id)
+            .collect();
+        self.config
+            .validate_for(&remaining)
+            .map_err(CommandError::Membership)?;
+        self.members.remove(id);
         if self.ring_hop.as_ref().is_some_and(|hop| hop.to == id) {
             // The token was last handed to it: pass it on to the next one now.
             self.ring_on_hop_timeout(now);
@@ -616,10 +630,18 @@ impl Node {
     /// Starts (or joins) the election of `term`: the one entry to running an
     /// election, so the events and the term move the same way whatever the cause.
     fn begin_election(&mut self, now: Instant, term: Term) {
-        if self.highest.is_some_and(|highest| term <= highest.term) {
+        let accepted = self.highest.map(|highest| highest.term);
+        let voted_for_another = self
+            .vote
+            .filter(|&(_, whom)| whom != self.id)
+            .map(|(voted, _)| voted);
+        if accepted
+            .max(voted_for_another)
+            .is_some_and(|used| term <= used)
+        {
             // Only at the end of the term space (`Term::next` saturates): an
-            // election there could only win a token this node already accepted,
-            // and two leaderships must never share a fencing token.
+            // election there could only win a token this node already accepted, or
+            // vote twice in a term, and two leaderships must never share a token.
             self.stats.elections_refused += 1;
             return;
         }

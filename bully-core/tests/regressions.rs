@@ -190,7 +190,6 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
 /// one it accepted a leader in: the node refuses the election and stays a
 /// follower.
 #[test]
-#[ignore = "core bug (unbounded recursion at the last term with a vote for another member): see the comment; it aborts the test binary"]
 fn a_node_that_voted_in_the_last_term_refuses_to_stand_instead_of_recursing() {
     use bully_core::{DurableState, Quorum, Role};
     let config = Config::default().with_quorum(Quorum::Majority);
@@ -220,7 +219,6 @@ fn a_node_that_voted_in_the_last_term_refuses_to_stand_instead_of_recursing() {
 /// Coordinator(1) to 1 and 2, RingCoordinator(1, leader 3) to 1: four transmits
 /// for three members.
 #[test]
-#[ignore = "core bug (output bound, ring initiator winning with a quorum): see the comment"]
 fn a_ring_initiator_winning_with_a_quorum_sends_at_most_one_message_per_member_per_input() {
     use bully_core::{Algorithm, Message, Quorum};
     let now = Instant::now();

@@ -251,13 +251,6 @@ fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8]) {
 
 /// Inputs one `node` run feeds.
 const MAX_INPUTS: usize = 512;
-/// Restored terms and votes stay below this, and `max_term_lead` at most `2^32`,
-/// so that no run reaches the last term: `tests/regressions.rs`
-/// (`a_node_that_voted_in_the_last_term_refuses_to_stand_instead_of_recursing`)
-/// shows the bug there, in the core. Raise it to `u64::MAX` once that is fixed.
-/// Messages still carry terms near `u64::MAX`, which the node must refuse as too
-/// far ahead.
-const TERM_CEILING: u64 = u64::MAX - (1 << 48);
 /// The node's timers (`Timer::ALL` in `bully-core/src/timer.rs`): the bound on what
 /// one `handle_timeout` may send is the per-input bound per expired timer.
 const TIMERS: usize = 7;
@@ -341,7 +334,7 @@ fn config(u: &mut Unstructured<'_>, members: &[NodeId]) -> Result<Config> {
     }
     if u.ratio(1, 4)? {
         config = config.with_max_term_lead(match u.int_in_range(0..=2)? {
-            0 => u64::arbitrary(u)? >> 32,
+            0 => u64::arbitrary(u)?,
             _ => u64::from(u.int_in_range(0..=4u8)?),
         });
     }
@@ -592,10 +585,9 @@ fn node_input(u: &mut Unstructured<'_>, node: &Node, now: Instant) -> Result<Inp
             durable: bool::arbitrary(u)?,
         },
         _ => {
-            let ceiling = |term: Term| Term(term.0.min(TERM_CEILING));
-            let term = ceiling(term_near(u, node.term())?);
+            let term = term_near(u, node.term())?;
             let vote = if bool::arbitrary(u)? {
-                Some((ceiling(term_near(u, node.term())?), sender(u, node)?))
+                Some((term_near(u, node.term())?, sender(u, node)?))
             } else {
                 None
             };
@@ -690,14 +682,6 @@ fn message(u: &mut Unstructured<'_>, node: &Node) -> Result<Message> {
 
 fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_before: usize) {
     let fan_out = members_before.max(node.members().len());
-    // Known bug: a ring initiator that wins its own pass with a quorum
-    // acknowledges the hop, claims and starts the second pass in one input
-    // (`tests/regressions.rs`,
-    // `a_ring_initiator_winning_with_a_quorum_sends_at_most_one_message_per_member_per_input`).
-    // One more is allowed until it is fixed.
-    let ring_claim =
-        node.config().algorithm() == Algorithm::Ring && node.config().quorum() != Quorum::None;
-    let fan_out = fan_out + usize::from(ring_claim);
     let limit = match bound {
         Bound::Input => fan_out,
         Bound::Timeout => fan_out * TIMERS,

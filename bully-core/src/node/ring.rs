@@ -133,6 +133,11 @@ impl Node {
             active,
         };
         self.ring_adopt(now, term, leader);
+        if leader == self.id && self.quorum().is_some() {
+            // Its claim and confirming heartbeat tell every member (see
+            // `ring_on_coordinator`): no second pass.
+            return;
+        }
         self.ring_pass(now, pass);
     }
 

@@ -249,6 +249,11 @@ impl Members {
         true
     }
 
+    /// Whether `id` acknowledged this node's current claim.
+    pub(crate) fn acked_claim(&self, id: NodeId) -> bool {
+        self.claim_acked.contains(&id)
+    }
+
     /// Removes a member other than this node; `false` if it is not one.
     pub(crate) fn remove(&mut self, id: NodeId) -> bool {
         let Ok(index) = self.list.ids.binary_search(&id) else {

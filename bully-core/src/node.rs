@@ -490,7 +490,16 @@ impl Node {
         self.config
             .validate_for(&remaining)
             .map_err(CommandError::Membership)?;
+        if self.members.acked_claim(id) {
+            // Its vote no longer counts toward a claim under way.
+            self.claim_votes = self.claim_votes.saturating_sub(1);
+        }
         self.members.remove(id);
+        if self.best_responder == Some(id) {
+            // It will not be told to take over; if nobody else above answered,
+            // this node wins, and rule 5 hands the leadership on if needed.
+            self.best_responder = None;
+        }
         if self.ring_hop.as_ref().is_some_and(|hop| hop.to == id) {
             // The token was last handed to it: pass it on to the next one now.
             self.ring_on_hop_timeout(now);

@@ -241,3 +241,29 @@ fn a_ring_initiator_winning_with_a_quorum_sends_at_most_one_message_per_member_p
         assert!(sent <= members.len(), "{quorum:?}: {sent} transmits");
     }
 }
+
+/// Found by the `node` fuzz target (`fuzz/corpus/node/regression-takeover-to-removed-member`):
+/// under modified Bully an initiator kept the highest member that answered, and
+/// if that member was removed from the membership before the answers were in,
+/// still told it to take over: a message to a non-member.
+///
+/// The trace (modified, members 1 to 4): 1 starts an election, 3 answers, the
+/// application removes 3, the answer timeout passes: `Takeover` to 3.
+#[test]
+fn a_member_removed_after_answering_is_not_told_to_take_over() {
+    use bully_core::{Algorithm, Message};
+    let now = Instant::now();
+    let config = Config::default().with_algorithm(Algorithm::Modified);
+    let members = [NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
+    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    node.start_election(now);
+    while node.poll_transmit().is_some() {}
+    node.handle_message(now, NodeId(3), Message::Answer { term: node.term() });
+    node.remove_member(now, NodeId(3)).unwrap();
+    node.handle_timeout(now + config.answer_timeout());
+    let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+    assert!(
+        sent.iter().all(|transmit| transmit.to != NodeId(3)),
+        "{sent:?}"
+    );
+}

@@ -25,6 +25,14 @@ fn start(network: &MemNetwork, id: NodeId, members: &[NodeId]) -> Handle {
     bully_tokio::spawn(node, network.endpoint(id))
 }
 
+/// Starts every member on `network`, in id order.
+fn start_all(network: &MemNetwork, members: &[NodeId]) -> Vec<Handle> {
+    members
+        .iter()
+        .map(|&id| start(network, id, members))
+        .collect()
+}
+
 /// Waits (in virtual time) until every handle names `expected`; returns how long
 /// that took. Gives up after a simulated minute.
 async fn agree_on(handles: &[&Handle], expected: NodeId) -> Duration {
@@ -46,10 +54,7 @@ async fn agree_on(handles: &[&Handle], expected: NodeId) -> Duration {
 async fn three_nodes_elect_the_highest() {
     let members = ids(3);
     let network = MemNetwork::new();
-    let handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let handles = start_all(&network, &members);
 
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
 
@@ -68,10 +73,7 @@ async fn three_nodes_elect_the_highest() {
 async fn a_graceful_shutdown_of_the_leader_hands_over_at_once() {
     let members = ids(3);
     let network = MemNetwork::new();
-    let mut handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let mut handles = start_all(&network, &members);
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
 
     // Node 3 leaves politely: it resigns before its task ends.
@@ -91,10 +93,7 @@ async fn a_graceful_shutdown_of_the_leader_hands_over_at_once() {
 async fn a_crashed_leader_is_replaced_within_the_failover_bound_and_takes_over_on_return() {
     let members = ids(5);
     let network = MemNetwork::new();
-    let mut handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let mut handles = start_all(&network, &members);
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
 
     // 5 crashes: no Resign, the others must notice its silence.
@@ -113,10 +112,7 @@ async fn a_crashed_leader_is_replaced_within_the_failover_bound_and_takes_over_o
 async fn step_down_is_refused_by_a_follower_and_obeyed_by_the_leader() {
     let members = ids(3);
     let network = MemNetwork::new();
-    let handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let handles = start_all(&network, &members);
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
 
     let mut three_events = handles[2].events();
@@ -148,10 +144,7 @@ async fn step_down_is_refused_by_a_follower_and_obeyed_by_the_leader() {
 async fn a_partition_splits_the_cluster_and_the_heal_reunites_it() {
     let members = ids(5);
     let network = MemNetwork::new();
-    let handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let handles = start_all(&network, &members);
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(5)).await;
 
     // {1,2,3} | {4,5}: without a quorum, each side has its own leader.
@@ -172,10 +165,7 @@ async fn a_lossy_slow_network_still_elects_the_highest() {
     let network = MemNetwork::with_seed(7);
     network.set_delay(Duration::from_millis(3));
     network.set_drop_rate(0.1);
-    let handles: Vec<Handle> = members
-        .iter()
-        .map(|&id| start(&network, id, &members))
-        .collect();
+    let handles = start_all(&network, &members);
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(4)).await;
     assert!(network.stats().lost > 0, "the drop rate dropped nothing");
 }

@@ -2,20 +2,12 @@
 //! cases, failover by timeout with and without staggering, and seed 004's
 //! experiments, for every algorithm.
 
-use std::process::Command;
-
 use bully_core::{Algorithm, Config, MessageKind, NodeId};
 use bully_examples::measure::{self, Case};
 use bully_examples::{paper, report};
 
-fn simulate(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
+mod common;
+use common::simulate;
 
 #[test]
 fn best_case_the_second_highest_notices_n_minus_2_messages_in_one_message_time() {

@@ -1,16 +1,8 @@
 //! The README's "Reproducing the paper" section and `docs/reproducing.md` show
 //! what `simulate` prints now, not what it printed once.
 
-use std::process::Command;
-
-fn simulate(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
+mod common;
+use common::simulate;
 
 const REGENERATE: &str = "paste the command's new output into the document";
 

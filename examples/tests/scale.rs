@@ -2,18 +2,10 @@
 //! reproduce a figure of BENCHMARKS.md. The message counts are the analysis's;
 //! the time is only checked to be a number.
 
-use std::process::Command;
-
 use bully_examples::paper;
 
-fn simulate(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
+mod common;
+use common::simulate;
 
 /// The last line's two fields, `messages=<m> elapsed_ms=<t>`, and nothing else.
 fn last_line(output: &str) -> (u64, f64) {

@@ -73,3 +73,14 @@ pub fn leaders(sim: &Simulation) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Prints the drivers' debug tracing to stderr when `verbose` (the `--verbose`
+/// flag of the programs that run real nodes); otherwise they stay silent.
+pub fn init_tracing(verbose: bool) {
+    if verbose {
+        tracing_subscriber::fmt()
+            .with_max_level(tracing_subscriber::filter::LevelFilter::DEBUG)
+            .with_target(false)
+            .init();
+    }
+}

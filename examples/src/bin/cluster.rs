@@ -29,12 +29,7 @@ const GIVE_UP: Duration = Duration::from_secs(10);
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.verbose {
-        tracing_subscriber::fmt()
-            .with_max_level(tracing_subscriber::filter::LevelFilter::DEBUG)
-            .with_target(false)
-            .init();
-    }
+    bully_examples::init_tracing(cli.verbose);
     match run(cli.nodes).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -68,12 +68,7 @@ fn parse_peer(text: &str) -> Result<(NodeId, SocketAddr), String> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.verbose {
-        tracing_subscriber::fmt()
-            .with_max_level(tracing_subscriber::filter::LevelFilter::DEBUG)
-            .with_target(false)
-            .init();
-    }
+    bully_examples::init_tracing(cli.verbose);
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -652,6 +652,13 @@ impl Node {
             // election there could only win a token this node already accepted, or
             // vote twice in a term, and two leaderships must never share a token.
             self.stats.elections_refused += 1;
+            if self.role() == Role::Candidate {
+                // Nothing is left to stand in: wait as a follower, not as a
+                // candidate that no timer would ever move on.
+                self.phase = Phase::Idle;
+                self.timers.stop(Timer::Answer);
+                self.arm_leader_timeout(now);
+            }
             return;
         }
         if !self.members.is_candidate(self.id) {

@@ -29,7 +29,11 @@ impl Node {
             if self.leadership_term().is_some() {
                 self.remind(from);
             } else if self.phase == Phase::Idle && self.leader.is_some_and(|l| l.id == from) {
-                self.on_leader_amnesia(now, from);
+                // The accepted leader announces a leadership older than the one it
+                // holds: it restarted without its state, so the leadership followed
+                // here is gone; elect soon, asking it (it is alive), rather than
+                // wait out a whole leader timeout.
+                self.elect_soon(now, from);
             }
             return;
         }
@@ -63,15 +67,6 @@ impl Node {
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
         self.elect_soon(now, from);
-    }
-
-    /// The accepted leader announces a leadership older than the one it holds: it
-    /// restarted without its state, so the leadership followed here is gone. Rather
-    /// than wait out a whole leader timeout, the followers elect after only the
-    /// staggered part of it, so the highest of them asks first, and the restarted
-    /// member (not suspected: it is alive) re-announces in the new term.
-    fn on_leader_amnesia(&mut self, now: Instant, leader: NodeId) {
-        self.elect_soon(now, leader);
     }
 
     /// The leadership of `leader` is over without a timeout having said so: drop it

@@ -61,15 +61,9 @@ impl Node {
             // It already voted for another member in this term (an election of an
             // older term's members can hand it this one): a vote for itself now
             // would be a second vote in one term. Stand in the first term above
-            // that vote instead; at the end of the term space there is none, and it
-            // waits as a follower.
+            // that vote instead (at the end of the term space, `begin_election`
+            // refuses and leaves it waiting as a follower).
             self.term = self.term.max(voted);
-            if self.term.next() == self.term {
-                self.stats.elections_refused += 1;
-                self.phase = Phase::Idle;
-                self.arm_leader_timeout(now);
-                return;
-            }
             self.begin_election(now, self.term.next());
             return;
         }

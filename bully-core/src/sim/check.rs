@@ -154,7 +154,7 @@ impl Checker {
         if let Some(&other) = self.leading.iter().find(|&&other| other != index) {
             self.overlaps += 1;
             if self.quorum {
-                let leading = self.ids_hint(other);
+                let leading = self.ids[other];
                 self.violations.push(Violation::OverlappingLeaders {
                     leading,
                     second: node.id(),
@@ -162,10 +162,6 @@ impl Checker {
                 });
             }
         }
-    }
-
-    fn ids_hint(&self, index: usize) -> NodeId {
-        self.ids.get(index).copied().unwrap_or(NodeId(index as u64))
     }
 
     /// Times a member became leader while another was leading.

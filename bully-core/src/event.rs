@@ -90,11 +90,13 @@ impl fmt::Display for Role {
 /// Events are edge-triggered: each is emitted once, when the change happens. Within
 /// one input the order is fixed:
 ///
-/// 1. `SteppedDown` (this node was leader and no longer is),
-/// 2. `LeaderLost` (the accepted leader is gone),
-/// 3. `ElectionStarted`,
-/// 4. `BecameLeader`,
-/// 5. `LeaderElected` (a new fencing token was accepted, this node's own included).
+/// 1. `LeaseExpired` (with a quorum: this node's guarantee of exclusive
+///    leadership ran out before a quorum renewed it),
+/// 2. `SteppedDown` (this node was leader and no longer is),
+/// 3. `LeaderLost` (the accepted leader is gone),
+/// 4. `ElectionStarted`,
+/// 5. `BecameLeader`,
+/// 6. `LeaderElected` (a new fencing token was accepted, this node's own included).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
@@ -123,6 +125,15 @@ pub enum Event {
     /// This node became the coordinator in `term`.
     BecameLeader {
         /// The term of the new leadership.
+        term: Term,
+    },
+    /// With a quorum: this node's lease (see
+    /// [`Node::exclusive_until`](crate::Node::exclusive_until)) ran out before a
+    /// quorum acknowledged a newer heartbeat round, so it can no longer be sure that
+    /// nobody else leads. `SteppedDown` follows in the same input. Work tied to the
+    /// leadership should have stopped before this instant, not at it.
+    LeaseExpired {
+        /// The term of the leadership whose lease ran out.
         term: Term,
     },
     /// This node was the coordinator and no longer is.

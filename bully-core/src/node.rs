@@ -361,6 +361,48 @@ impl Node {
         }
     }
 
+    /// Until when this node's own leadership is guaranteed exclusive: with a quorum
+    /// gate, while it leads, the end of its lease (dated from the send time of the
+    /// latest claim or heartbeat round a quorum acknowledged, shortened by the clock
+    /// drift margin of [`Config::leader_lease`]). No other member can be elected
+    /// before this instant, so work that only the leader may do is safe until then;
+    /// stop it earlier, by at least the time the work needs to notice.
+    ///
+    /// `None` when this node does not lead, and always without a quorum: the seeds'
+    /// algorithm promises nothing about exclusivity, and two members can lead at
+    /// once on the two sides of a partition.
+    ///
+    /// Each acknowledged round moves it later; if it passes without renewal the
+    /// node emits [`Event::LeaseExpired`] and steps down.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// let mut node = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], config.clone())?;
+    /// let now = Instant::now();
+    /// node.start(now);
+    /// // After a restart it votes for nobody (itself included) for a follower lease.
+    /// let later = now + config.follower_lease() + Duration::from_millis(1);
+    /// node.handle_timeout(later);
+    /// while let Some(transmit) = node.poll_transmit() {
+    ///     // Member 2 votes for the claim: with 3's own vote, a majority.
+    ///     if transmit.to == NodeId(2) {
+    ///         if let Message::Coordinator { term } = transmit.message {
+    ///             node.handle_message(later, NodeId(2), Message::Ack { term, round: 0 });
+    ///         }
+    ///     }
+    /// }
+    /// let until = node.exclusive_until().expect("it leads with a quorum");
+    /// assert!(until <= later + config.leader_lease());
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn exclusive_until(&self) -> Option<Instant> {
+        self.leadership_term()?;
+        self.quorum()?;
+        self.lease_until
+    }
+
     /// The highest term this node has seen or started. Never decreases.
     pub fn term(&self) -> Term {
         self.term

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use bully_core::sim::scenario;
 use bully_core::sim::{Simulation, TraceEntry};
-use bully_core::{Algorithm, Config, DropReason, MessageKind, NodeId, Preemption, Quorum, Role};
+use bully_core::{
+    Algorithm, Config, DropReason, Event, MessageKind, NodeId, Preemption, Quorum, Role,
+};
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
@@ -204,4 +206,57 @@ fn membership_commands_refuse_what_makes_no_sense() {
         })
         .unwrap();
     assert!(errors.0.is_err() && errors.1.is_err() && errors.2.is_err());
+}
+
+#[test]
+fn a_leader_cut_off_from_its_quorum_sees_its_lease_expire_before_anyone_else_leads() {
+    for algorithm in ALGORITHMS {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority);
+        let mut sim = scenario::settled(&config, 3, 1).unwrap();
+        let leader = sim.node(NodeId(3)).unwrap();
+        let until = leader
+            .exclusive_until()
+            .expect("a quorum leader has a lease");
+        assert!(until > sim.now(), "{algorithm:?}: the lease lies ahead");
+        assert_eq!(sim.node(NodeId(2)).unwrap().exclusive_until(), None);
+
+        // 3 is cut off from 1 and 2: nobody acknowledges its rounds any more.
+        sim.enable_trace();
+        sim.partition(&[&[NodeId(3)], &[NodeId(1), NodeId(2)]])
+            .unwrap();
+        sim.run_for(sim.failover_bound() * 2);
+        let mut expired_at = None;
+        let mut elected_at = None;
+        let mut three = Vec::new();
+        for record in sim.trace() {
+            if let TraceEntry::Event { node, event } = &record.entry {
+                if *node == NodeId(3) {
+                    three.push(*event);
+                    if matches!(event, Event::LeaseExpired { .. }) {
+                        expired_at.get_or_insert(record.at_us);
+                    }
+                }
+                if *node == NodeId(2) && matches!(event, Event::BecameLeader { .. }) {
+                    elected_at.get_or_insert(record.at_us);
+                }
+            }
+        }
+        let position = three
+            .iter()
+            .position(|event| matches!(event, Event::LeaseExpired { .. }))
+            .unwrap_or_else(|| panic!("{algorithm:?}: 3's lease never expired: {three:?}"));
+        assert!(
+            matches!(three.get(position + 1), Some(Event::SteppedDown { .. })),
+            "{algorithm:?}: SteppedDown follows LeaseExpired: {three:?}"
+        );
+        let (expired, elected) = (expired_at.unwrap(), elected_at.unwrap());
+        assert!(
+            expired < elected,
+            "{algorithm:?}: 3's lease ran out at {expired} µs, 2 leads from {elected} µs"
+        );
+        assert_eq!(sim.node(NodeId(3)).unwrap().exclusive_until(), None);
+        assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    }
 }

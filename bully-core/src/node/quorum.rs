@@ -19,7 +19,7 @@
 use std::time::Instant;
 
 use super::{Node, Phase};
-use crate::event::{FencingToken, Leader};
+use crate::event::{Event, FencingToken, Leader};
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
 use crate::timer::Timer;
@@ -252,6 +252,8 @@ impl Node {
     pub(super) fn on_lease_timeout(&mut self, now: Instant) {
         let expired = self.lease_until.is_some_and(|until| until <= now);
         if self.phase == Phase::Leading && expired {
+            self.events
+                .push_back(Event::LeaseExpired { term: self.term });
             self.resign_leadership();
             self.lease_until = None;
             self.arm_leader_timeout(now);

@@ -32,6 +32,7 @@
 pub mod chaos;
 mod check;
 mod network;
+pub mod partial;
 pub mod scenario;
 mod trace;
 
@@ -430,6 +431,15 @@ impl Simulation {
     pub fn cut_both(&mut self, a: NodeId, b: NodeId) -> Result<(), SimError> {
         self.cut(a, b)?;
         self.cut(b, a)
+    }
+
+    /// Whether a message `from -> to` would get through now: no partition or cut
+    /// blocks it (a lossy link still counts as working).
+    pub fn link_works(&self, from: NodeId, to: NodeId) -> bool {
+        match (self.index(from), self.index(to)) {
+            (Ok(from), Ok(to)) => !self.network.is_blocked(from, to),
+            _ => false,
+        }
     }
 
     /// Removes every partition, cut and link override. Messages already lost stay

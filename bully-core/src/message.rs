@@ -136,6 +136,24 @@ pub enum Message {
         /// Live members found by the election pass.
         active: Vec<NodeId>,
     },
+    /// With a quorum: "can I stand?", sent to every member before this node starts
+    /// an election (a pre-vote, which moves no term): the replies tell it whether
+    /// it reaches a quorum over links that work both ways, and whether a quorum has
+    /// lost its leader too.
+    Probe {
+        /// The sender's term (not a new one: a probe raises no term anywhere).
+        term: Term,
+    },
+    /// With a quorum: the reply to a [`Message::Probe`].
+    ProbeReply {
+        /// The term of the probe answered.
+        term: Term,
+        /// The leader the replier heard within the last leader timeout (itself,
+        /// if it leads), if any: a member that still has a leader backs only an
+        /// election that would replace it anyway (a higher member's, under
+        /// `Preemption::Always`).
+        leader: Option<NodeId>,
+    },
 }
 
 impl Message {
@@ -150,7 +168,9 @@ impl Message {
             | Message::Resign { term }
             | Message::Takeover { term }
             | Message::RingElection { term, .. }
-            | Message::RingCoordinator { term, .. } => term,
+            | Message::RingCoordinator { term, .. }
+            | Message::Probe { term }
+            | Message::ProbeReply { term, .. } => term,
         }
     }
 
@@ -166,6 +186,8 @@ impl Message {
             Message::Takeover { .. } => MessageKind::Takeover,
             Message::RingElection { .. } => MessageKind::RingElection,
             Message::RingCoordinator { .. } => MessageKind::RingCoordinator,
+            Message::Probe { .. } => MessageKind::Probe,
+            Message::ProbeReply { .. } => MessageKind::ProbeReply,
         }
     }
 }
@@ -216,11 +238,15 @@ pub enum MessageKind {
     RingElection,
     /// [`Message::RingCoordinator`].
     RingCoordinator,
+    /// [`Message::Probe`].
+    Probe,
+    /// [`Message::ProbeReply`].
+    ProbeReply,
 }
 
 impl MessageKind {
     /// Every kind, in a fixed order (the order of the counters in [`crate::MessageCounts`]).
-    pub const ALL: [MessageKind; 9] = [
+    pub const ALL: [MessageKind; 11] = [
         MessageKind::Election,
         MessageKind::Answer,
         MessageKind::Coordinator,
@@ -230,6 +256,8 @@ impl MessageKind {
         MessageKind::Takeover,
         MessageKind::RingElection,
         MessageKind::RingCoordinator,
+        MessageKind::Probe,
+        MessageKind::ProbeReply,
     ];
 
     /// The kind's name as the seeds write it.
@@ -244,6 +272,8 @@ impl MessageKind {
             MessageKind::Takeover => "Takeover",
             MessageKind::RingElection => "RingElection",
             MessageKind::RingCoordinator => "RingCoordinator",
+            MessageKind::Probe => "Probe",
+            MessageKind::ProbeReply => "ProbeReply",
         }
     }
 

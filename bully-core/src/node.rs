@@ -1,6 +1,7 @@
 //! [`Node`]: one member's election state machine.
 
 mod classic;
+mod connectivity;
 mod leadership;
 mod modified;
 mod quorum;
@@ -134,6 +135,8 @@ pub struct Node {
     /// re-arming the detector on every heartbeat costs a comparison rather than
     /// `Config::leader_timeout_at_rank`'s arithmetic (the config never changes).
     leader_timeout_memo: Option<(usize, Duration)>,
+    /// Quorum: what this node knows of its own connectivity, and its probe.
+    connectivity: connectivity::Connectivity,
 }
 
 impl Node {
@@ -169,12 +172,14 @@ impl Node {
             rounds,
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
+            connectivity,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
             (best_responder, ring_hop, ring_best, vote, promise),
             (claim_votes, claim_sent_at, lease_until, round, rounds),
+            connectivity,
         )
     }
 }
@@ -249,6 +254,7 @@ impl Node {
             round: 0,
             rounds: Default::default(),
             leader_timeout_memo: None,
+            connectivity: connectivity::Connectivity::default(),
         }
     }
 
@@ -428,9 +434,7 @@ impl Node {
         let now = self.clock(now);
         self.forget_promises(now);
         match self.config.preemption() {
-            Preemption::Always if self.members.is_candidate(self.id) => {
-                self.begin_election(now, self.term.next())
-            }
+            Preemption::Always if self.members.is_candidate(self.id) => self.stand(now),
             _ => self.arm_leader_timeout(now),
         }
     }
@@ -596,11 +600,7 @@ impl Node {
                 }
             }
             Message::Resign { term } => self.on_resign(now, from, term),
-            Message::Election { term } => match self.config.algorithm() {
-                Algorithm::Classic => self.classic_on_election(now, from, term),
-                Algorithm::Modified => self.modified_on_election(now, from, term),
-                Algorithm::Ring => self.drop_input(DropReason::Unexpected),
-            },
+            Message::Election { term } => self.on_election(now, from, term),
             Message::Answer { term } => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_answer(now, from, term),
                 Algorithm::Modified => self.modified_on_answer(now, from, term),
@@ -629,6 +629,20 @@ impl Node {
                 }
                 _ => self.drop_input(DropReason::Unexpected),
             },
+            Message::Probe { term } => {
+                if self.quorum().is_some() {
+                    self.on_probe(now, from, term);
+                } else {
+                    self.drop_input(DropReason::Unexpected);
+                }
+            }
+            Message::ProbeReply { term, leader } => {
+                if self.quorum().is_some() {
+                    self.on_probe_reply(now, from, term, leader);
+                } else {
+                    self.drop_input(DropReason::Unexpected);
+                }
+            }
         }
     }
 
@@ -675,6 +689,7 @@ impl Node {
             Timer::RingHop => self.ring_on_hop_timeout(now),
             Timer::Stable => self.on_stable(now),
             Timer::Lease => self.on_lease_timeout(now),
+            Timer::Probe => self.conclude_probe(now),
         }
     }
 
@@ -796,7 +811,7 @@ impl Node {
     /// new term.
     fn on_coordinator_timeout(&mut self, now: Instant) {
         if self.phase != Phase::Leading {
-            self.begin_election(now, self.term.next());
+            self.stand(now);
         }
     }
 

@@ -81,11 +81,15 @@ pub enum DropReason {
     /// Makes no sense from this sender under this algorithm (an Answer from a lower
     /// member, a ring token that lists strangers, ...).
     Unexpected,
+    /// With a quorum: an Election this node will not answer because it does not
+    /// reach a quorum itself (a member that cannot lead must not hold a lower one
+    /// back).
+    NoQuorum,
 }
 
 impl DropReason {
     /// Every reason, in a fixed order.
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::NotMember,
         DropReason::FromSelf,
         DropReason::TermTooFarAhead,
@@ -93,6 +97,7 @@ impl DropReason {
         DropReason::Outdated,
         DropReason::Refused,
         DropReason::Unexpected,
+        DropReason::NoQuorum,
     ];
 
     /// A short name for logs and reports.
@@ -105,6 +110,7 @@ impl DropReason {
             DropReason::Outdated => "outdated",
             DropReason::Refused => "refused",
             DropReason::Unexpected => "unexpected",
+            DropReason::NoQuorum => "no_quorum",
         }
     }
 }

@@ -21,15 +21,18 @@ pub(crate) enum Timer {
     Stable,
     /// With a quorum: the leader's lease runs out.
     Lease,
+    /// With a quorum: the connectivity probe's replies are all in.
+    Probe,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` fires them when several expire at
     /// once: the lease first (a leader whose lease ran out must not send another
     /// heartbeat), then leadership duties, detection, elections.
-    pub(crate) const ALL: [Timer; 7] = [
+    pub(crate) const ALL: [Timer; 8] = [
         Timer::Lease,
         Timer::Heartbeat,
+        Timer::Probe,
         Timer::LeaderTimeout,
         Timer::Answer,
         Timer::Coordinator,

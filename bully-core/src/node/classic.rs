@@ -23,6 +23,7 @@
 
 use std::time::Instant;
 
+use super::connectivity::Backing;
 use super::{Node, Phase};
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
@@ -45,10 +46,8 @@ impl Node {
             return;
         }
         self.phase = Phase::Electing { term };
-        self.timers.set(
-            Timer::Answer,
-            Self::after(now, self.config.answer_timeout()),
-        );
+        self.timers
+            .set(Timer::Answer, Self::after(now, self.answer_wait()));
     }
 
     /// Election from `from` in `term`.
@@ -63,6 +62,11 @@ impl Node {
             // the sender wait for a Coordinator this node will not send, and
             // joining would race the members that no longer ask it.
             self.drop_input(DropReason::Outdated);
+            return;
+        }
+        if !matches!(self.backing(now, from, term), Backing::Answer) {
+            // It does not reach a quorum (or a probe will tell first): it must not
+            // make the lower member wait for a leadership it may not win.
             return;
         }
         // One Answer per Election received, whatever follows.

@@ -18,6 +18,22 @@ impl Node {
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
             self.arm_leader_timeout(now);
+            self.note_leader_heard(now);
+            if self.quorum().is_some() && self.would_preempt(from) {
+                // A higher member that follows a lower leader because it could
+                // not reach a quorum: ask again, now and then, whether it can.
+                self.preempt_when_connected(now);
+            }
+            return;
+        }
+        let lost_and_back = self.quorum().is_some()
+            && self.leader.is_none()
+            && self.phase == Phase::Idle
+            && self.highest == Some(token);
+        if lost_and_back && !self.would_preempt(from) {
+            // The leader this node stopped hearing, and did not replace (a probe
+            // found it still led a quorum): follow it again.
+            self.accept(now, token);
             return;
         }
         let below_floor = self.highest.is_some_and(|highest| token <= highest);
@@ -34,6 +50,15 @@ impl Node {
                 // here is gone; elect soon, asking it (it is alive), rather than
                 // wait out a whole leader timeout.
                 self.elect_soon(now, from);
+            }
+            return;
+        }
+        if self.quorum().is_some() && self.would_preempt(from) {
+            if self.known_unconnected(now) {
+                // It cannot reach a quorum: it does not hold a lower leader back.
+                self.accept(now, token);
+            } else {
+                self.preempt_when_connected(now);
             }
             return;
         }
@@ -97,12 +122,21 @@ impl Node {
             }
     }
 
+    /// With a quorum: this node would take over from a lower leader. It stands if
+    /// nothing of its own is under way and a probe may run now; the probe decides.
+    fn preempt_when_connected(&mut self, now: Instant) {
+        let busy = self.phase != Phase::Idle || self.timers.is_armed(Timer::Coordinator);
+        if !busy && self.may_probe(now) {
+            self.stand(now);
+        }
+    }
+
     /// `Preemption::AfterStable`: this node has followed a lower leader, in
     /// contact, for the whole stable period; now it takes over.
     pub(super) fn on_stable(&mut self, now: Instant) {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
         if self.phase == Phase::Idle && lower_leader {
-            self.begin_election(now, self.term.next());
+            self.stand(now);
         }
     }
 
@@ -139,6 +173,7 @@ impl Node {
             }
         }
         self.stats.leaders_seen += 1;
+        self.note_leader_heard(now);
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
             term: token.term,
@@ -307,6 +342,10 @@ impl Node {
         if let Some(leader) = self.leader {
             self.members.suspect(leader.id);
         }
-        self.begin_election(now, self.term.next());
+        if self.quorum().is_some() {
+            // Its heartbeats stopped, whatever the probe will say.
+            self.drop_leader();
+        }
+        self.stand(now);
     }
 }

@@ -31,6 +31,7 @@
 
 use std::time::Instant;
 
+use super::connectivity::Backing;
 use super::{Node, Phase};
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
@@ -70,10 +71,8 @@ impl Node {
             }
         }
         self.phase = Phase::Electing { term };
-        self.timers.set(
-            Timer::Answer,
-            Self::after(now, self.config.answer_timeout()),
-        );
+        self.timers
+            .set(Timer::Answer, Self::after(now, self.answer_wait()));
     }
 
     /// Election from `from` in `term`: raise the flag, answer if higher.
@@ -107,6 +106,11 @@ impl Node {
             return;
         }
         if from < self.id {
+            if !matches!(self.backing(now, from, term), Backing::Answer) {
+                // As in classic Bully: a member that does not reach a quorum
+                // neither answers nor raises its flag.
+                return;
+            }
             self.send(from, Message::Answer { term });
         }
         let following = self.phase == Phase::Idle && self.leader.is_some();

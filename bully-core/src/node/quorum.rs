@@ -136,9 +136,13 @@ impl Node {
             self.drop_input(DropReason::StaleLeader);
             return;
         }
-        if self.would_preempt(from) {
+        if self.would_preempt(from) && !self.known_unconnected(now) {
+            // Stand instead of voting for a lower member, if a probe says it may;
+            // one that does not reach a quorum votes for it instead.
             self.term = self.term.max(term);
-            self.begin_election(now, self.term.next());
+            if self.role() == crate::event::Role::Follower && self.may_probe(now) {
+                self.stand(now);
+            }
             return;
         }
         let voted_elsewhere = self
@@ -256,6 +260,7 @@ impl Node {
                 .push_back(Event::LeaseExpired { term: self.term });
             self.resign_leadership();
             self.lease_until = None;
+            self.note_quorum_lost(now);
             self.arm_leader_timeout(now);
         }
     }

@@ -241,9 +241,7 @@ impl PartialRun {
             }
             Scenario::Chained3 => {
                 let middle = hub.unwrap_or(leader);
-                let far = others(leader)
-                    .find(|&b| b != middle)
-                    .unwrap_or(middle);
+                let far = others(leader).find(|&b| b != middle).unwrap_or(middle);
                 sim.cut_both(leader, far)?;
             }
             Scenario::Chained5 => {
@@ -384,9 +382,7 @@ pub fn effective_leader(sim: &Simulation) -> Option<NodeId> {
         }
         let followers = ids
             .iter()
-            .filter(|&&b| {
-                both_ways(sim, a, b) && sim.node(b).and_then(|n| n.leader()) == Some(own)
-            })
+            .filter(|&&b| both_ways(sim, a, b) && sim.node(b).and_then(|n| n.leader()) == Some(own))
             .count();
         followers >= majority(sim)
     })

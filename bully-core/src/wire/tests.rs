@@ -62,6 +62,11 @@ fn one_of_each_kind() -> Vec<Message> {
             initiator: NodeId(2),
             active,
         },
+        Message::Probe { term },
+        Message::ProbeReply {
+            term,
+            leader: Some(NodeId(8)),
+        },
     ];
     let kinds: Vec<MessageKind> = messages.iter().map(Message::kind).collect();
     assert_eq!(kinds, MessageKind::ALL, "one message per kind, in order");
@@ -87,6 +92,9 @@ fn message() -> impl Strategy<Value = Message> {
         (term(), any::<u64>()).prop_map(|(term, round)| Message::Ack { term, round }),
         term().prop_map(|term| Message::Resign { term }),
         term().prop_map(|term| Message::Takeover { term }),
+        term().prop_map(|term| Message::Probe { term }),
+        (term(), prop::option::of(node_id()))
+            .prop_map(|(term, leader)| Message::ProbeReply { term, leader }),
         (term(), node_id(), active()).prop_map(|(term, initiator, active)| {
             Message::RingElection {
                 term,

@@ -1,0 +1,328 @@
+//! Connectivity (with a quorum): a member stands only if it reaches a quorum, and
+//! only if that quorum has lost its leader too.
+//!
+//! The seeds assume every member reaches every other. Under a partial partition
+//! (one link or one direction cut, a hub, a chain) that breaks Bully twice over:
+//! a higher member that cannot reach a quorum still answers a lower one's
+//! Election and parks it, and a member that lost only its own link to the leader
+//! starts elections in ever newer terms that pull the whole cluster after it.
+//!
+//! The remedy is Omni-Paxos's (only quorum-connected servers stand) and raft's
+//! pre-vote (a member that would not win raises no term), paid for only when a
+//! member is about to stand, never in the steady state:
+//!
+//! - **Probe before standing.** Where a member would start an election of its own
+//!   (its leader timeout, a start, a lower leader it would preempt, a failed
+//!   election's retry) it first sends `Probe` to every member, in its current
+//!   term, and waits one answer timeout. Every member replies with the leader it
+//!   heard within the last leader timeout. The member **reaches a quorum** if
+//!   the replies and itself make one (a reply proves both directions work). It
+//!   **may stand** if a quorum, itself included, names no leader, or (under
+//!   `Preemption::Always`) only leaders below it. Otherwise it stays a follower,
+//!   moves no term, and probes again later, backing off up to four leader
+//!   timeouts.
+//! - **Answer only if it could lead.** A member answers a lower member's
+//!   Election (which tells that member to wait) only if it reaches a quorum: as
+//!   the leader, while its lease runs; otherwise by a probe at most one leader
+//!   timeout old. Without one it probes first and answers when the probe says so;
+//!   the lower member waits a round trip longer for answers under a quorum. A
+//!   member that does not reach a quorum drops the Election (`NoQuorum`), so the
+//!   lower member wins if it can.
+//! - **Do not hold a lower leader back.** A member that does not reach a quorum
+//!   follows (and votes for) a lower leader instead of preempting it.
+//!
+//! So the highest member that reaches a quorum leads: a higher one that cannot
+//! neither answers nor preempts, a lower one is answered by it, and nobody who
+//! cannot win moves a term.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use super::{Node, Phase};
+use crate::config::{Algorithm, Preemption};
+use crate::message::{Message, NodeId, Term};
+use crate::stats::DropReason;
+use crate::timer::Timer;
+
+/// The most a member backs off between failed probes, in leader timeouts.
+const MAX_BACKOFF: u32 = 4;
+
+/// A probe under way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Probe {
+    /// The term it was sent in: replies of another term are late.
+    term: Term,
+    /// Whether the prober means to stand if it may (else it only wants to know
+    /// whether it reaches a quorum, to answer the Elections waiting below).
+    stand: bool,
+    /// Voters that replied.
+    replied: BTreeSet<NodeId>,
+    /// Of those, the ones that back an election by this node.
+    backing: usize,
+}
+
+/// What a probe found, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Verdict {
+    reaches_quorum: bool,
+    at: Instant,
+}
+
+/// This node's knowledge of its own connectivity.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Connectivity {
+    probe: Option<Probe>,
+    verdict: Option<Verdict>,
+    /// When this node last heard the leader it follows.
+    leader_heard_at: Option<Instant>,
+    /// Probes in a row that did not let it stand.
+    failures: u32,
+    /// No new probe to stand before this instant (the back-off).
+    quiet_until: Option<Instant>,
+    /// Elections from lower members waiting for the probe's verdict, by sender.
+    waiting: BTreeMap<NodeId, Term>,
+}
+
+/// What a member without a fresh verdict does with an Election it might answer.
+pub(super) enum Backing {
+    /// It reaches a quorum: answer as the algorithm says.
+    Answer,
+    /// It does not: drop the Election.
+    Refuse,
+    /// Unknown: the Election waits for a probe.
+    Wait,
+}
+
+impl Node {
+    /// Starts an election of this node's own in a new term: at once without a
+    /// quorum, after a probe with one.
+    pub(super) fn stand(&mut self, now: Instant) {
+        if self.quorum().is_none() {
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        if !self.members.is_candidate(self.id) {
+            // An observer never stands: `begin_election` lets go of the leader.
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        self.leave_role();
+        self.start_probe(now, true);
+    }
+
+    /// Whether this node may start a probe to stand now (not while one runs, nor
+    /// while it backs off after failed ones).
+    pub(super) fn may_probe(&self, now: Instant) -> bool {
+        self.connectivity.probe.is_none()
+            && self
+                .connectivity
+                .quiet_until
+                .is_none_or(|until| now >= until)
+    }
+
+    fn start_probe(&mut self, now: Instant, stand: bool) {
+        if let Some(probe) = self.connectivity.probe.as_mut() {
+            probe.stand |= stand;
+            return;
+        }
+        self.connectivity.probe = Some(Probe {
+            term: self.term,
+            stand,
+            replied: BTreeSet::new(),
+            backing: 0,
+        });
+        let term = self.term;
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Probe { term });
+            }
+        }
+        self.timers
+            .set(Timer::Probe, Self::after(now, self.config.answer_timeout()));
+        self.conclude_probe_if_complete(now);
+    }
+
+    /// `Probe` from `from`: say which leader this node hears, changing nothing.
+    pub(super) fn on_probe(&mut self, now: Instant, from: NodeId, term: Term) {
+        let leader = self.heard_leader(now);
+        self.send(
+            from,
+            Message::ProbeReply {
+                term,
+                leader: leader.filter(|&leader| leader != from),
+            },
+        );
+    }
+
+    /// The leader this node heard within the last leader timeout: itself if it
+    /// leads.
+    fn heard_leader(&self, now: Instant) -> Option<NodeId> {
+        if self.phase == Phase::Leading {
+            return Some(self.id);
+        }
+        let leader = self.leader?;
+        let heard = self.connectivity.leader_heard_at?;
+        (now < Self::after(heard, self.config.leader_timeout())).then_some(leader.id)
+    }
+
+    /// `ProbeReply` from `from`.
+    pub(super) fn on_probe_reply(
+        &mut self,
+        now: Instant,
+        from: NodeId,
+        term: Term,
+        leader: Option<NodeId>,
+    ) {
+        let backs = leader.is_none_or(|leader| self.would_replace(leader));
+        let voter = self.members.is_voter(from);
+        let Some(probe) = self.connectivity.probe.as_mut() else {
+            self.drop_input(DropReason::Outdated);
+            return;
+        };
+        if probe.term != term || !voter || !probe.replied.insert(from) {
+            self.drop_input(DropReason::Outdated);
+            return;
+        }
+        if backs {
+            probe.backing += 1;
+        }
+        self.conclude_probe_if_complete(now);
+    }
+
+    /// Whether an election by this node would replace `leader` anyway, so that a
+    /// member following it may back the election.
+    fn would_replace(&self, leader: NodeId) -> bool {
+        leader < self.id && self.config.preemption() == Preemption::Always
+    }
+
+    fn conclude_probe_if_complete(&mut self, now: Instant) {
+        let Some(probe) = &self.connectivity.probe else {
+            return;
+        };
+        let others = self.members.voters() - usize::from(self.members.is_voter(self.id));
+        if probe.replied.len() >= others {
+            self.timers.stop(Timer::Probe);
+            self.conclude_probe(now);
+        }
+    }
+
+    /// The probe's time is up (or every member replied): decide.
+    pub(super) fn conclude_probe(&mut self, now: Instant) {
+        let Some(probe) = self.connectivity.probe.take() else {
+            return;
+        };
+        let Some(quorum) = self.quorum() else {
+            return;
+        };
+        let own = usize::from(self.members.is_voter(self.id));
+        let reaches_quorum = probe.replied.len() + own >= quorum;
+        self.connectivity.verdict = Some(Verdict {
+            reaches_quorum,
+            at: now,
+        });
+        let waiting = std::mem::take(&mut self.connectivity.waiting);
+        if reaches_quorum {
+            for (from, term) in waiting {
+                self.on_election(now, from, term);
+            }
+        } else {
+            for _ in waiting {
+                self.drop_input(DropReason::NoQuorum);
+            }
+        }
+        if !probe.stand || self.role() != crate::event::Role::Follower {
+            return;
+        }
+        let may_stand = reaches_quorum && probe.backing + own >= quorum;
+        if may_stand
+            && self
+                .leader
+                .is_none_or(|leader| self.would_replace(leader.id))
+        {
+            self.connectivity.failures = 0;
+            self.connectivity.quiet_until = None;
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        // It may not stand: nothing moves, and it asks again later.
+        self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
+        let backoff = self
+            .config
+            .leader_timeout()
+            .saturating_mul(1 << (self.connectivity.failures - 1).min(2));
+        self.connectivity.quiet_until = Some(Self::after(now, backoff));
+        if self.leader.is_none() {
+            let wait = backoff.max(
+                self.config
+                    .leader_timeout_at_rank(self.members.rank_below(None)),
+            );
+            self.timers
+                .set(Timer::LeaderTimeout, Self::after(now, wait));
+        }
+    }
+
+    /// Whether this node, asked by a lower member's Election, may answer it now.
+    pub(super) fn backing(&mut self, now: Instant, from: NodeId, term: Term) -> Backing {
+        if self.quorum().is_none() || self.leadership_term().is_some() {
+            return Backing::Answer;
+        }
+        match self.connectivity.verdict {
+            Some(verdict) if now < Self::after(verdict.at, self.config.leader_timeout()) => {
+                if verdict.reaches_quorum {
+                    Backing::Answer
+                } else {
+                    self.drop_input(DropReason::NoQuorum);
+                    Backing::Refuse
+                }
+            }
+            _ => {
+                self.connectivity.waiting.insert(from, term);
+                self.start_probe(now, false);
+                Backing::Wait
+            }
+        }
+    }
+
+    /// Whether a fresh probe found that this node does not reach a quorum.
+    pub(super) fn known_unconnected(&self, now: Instant) -> bool {
+        self.connectivity.verdict.is_some_and(|verdict| {
+            !verdict.reaches_quorum && now < Self::after(verdict.at, self.config.leader_timeout())
+        })
+    }
+
+    /// The leader it follows was heard from.
+    pub(super) fn note_leader_heard(&mut self, now: Instant) {
+        self.connectivity.leader_heard_at = Some(now);
+    }
+
+    /// The lease ran out: this node does not reach a quorum now.
+    pub(super) fn note_quorum_lost(&mut self, now: Instant) {
+        self.connectivity.verdict = Some(Verdict {
+            reaches_quorum: false,
+            at: now,
+        });
+    }
+
+    /// How long an election waits for answers: with a quorum a higher member may
+    /// first probe for a round trip.
+    pub(super) fn answer_wait(&self) -> Duration {
+        if self.quorum().is_some() {
+            self.config
+                .answer_timeout()
+                .saturating_add(self.config.answer_timeout())
+        } else {
+            self.config.answer_timeout()
+        }
+    }
+
+    /// An Election, dispatched by algorithm (also for Elections that waited for a
+    /// probe).
+    pub(super) fn on_election(&mut self, now: Instant, from: NodeId, term: Term) {
+        match self.config.algorithm() {
+            Algorithm::Classic => self.classic_on_election(now, from, term),
+            Algorithm::Modified => self.modified_on_election(now, from, term),
+            Algorithm::Ring => self.drop_input(DropReason::Unexpected),
+        }
+    }
+}

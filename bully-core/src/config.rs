@@ -186,6 +186,7 @@ pub struct Config {
     answer_timeout: Option<Duration>,
     coordinator_timeout: Option<Duration>,
     stagger_detection: bool,
+    staggered_start: bool,
     max_term_lead: u64,
     quorum: Quorum,
     observers: Vec<NodeId>,
@@ -208,6 +209,7 @@ impl Default for Config {
             answer_timeout: None,
             coordinator_timeout: None,
             stagger_detection: true,
+            staggered_start: true,
             max_term_lead: 1 << 20,
             quorum: Quorum::None,
             observers: Vec::new(),
@@ -293,6 +295,44 @@ impl Config {
     pub fn with_stagger_detection(mut self, on: bool) -> Self {
         self.stagger_detection = on;
         self
+    }
+
+    /// Turns the staggered start-up on or off (default on).
+    ///
+    /// When every member boots at once (a deploy) and each started an election,
+    /// classic Bully would pay its worst case, `N^2 - 1` messages. With the
+    /// staggered start, under `Preemption::Always`, a member with `r` candidates
+    /// above it first listens for [`Config::start_wait`]`(r)`: the highest starts
+    /// at once and announces, and the others hear it before their turn, so a cold
+    /// start costs `N - 1` messages (with a quorum, the probe, the claim and its
+    /// votes: `4(N - 1)`). Turn it off for the seeds' model, in which every
+    /// process that boots holds an election (seed 004's experiment 2).
+    #[must_use]
+    pub fn with_staggered_start(mut self, on: bool) -> Self {
+        self.staggered_start = on;
+        self
+    }
+
+    /// Whether the start-up is staggered (see [`Config::with_staggered_start`]).
+    pub fn staggered_start(&self) -> bool {
+        self.staggered_start
+    }
+
+    /// How long a starting member with `rank` candidates above it listens before
+    /// it stands, with the staggered start: [`Config::stagger_step`] per rank;
+    /// with a quorum, after a follower lease (the time a start keeps every member
+    /// from voting) and the highest member's probe and claim.
+    pub fn start_wait(&self, rank: usize) -> Duration {
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        let staggered = self.stagger_step().saturating_mul(rank);
+        match self.quorum {
+            Quorum::None => staggered,
+            _ => self
+                .follower_lease()
+                .saturating_add(self.answer_timeout().saturating_mul(2))
+                .saturating_add(self.max_message_delay)
+                .saturating_add(staggered),
+        }
     }
 
     /// Sets how far ahead of a node's own term a peer's message may be before it is
@@ -553,13 +593,17 @@ impl Config {
             .saturating_add(self.claim_overhead())
     }
 
-    /// With a quorum, what a won election adds: the claim's acknowledgements (a
-    /// round trip) and the confirming heartbeat (a message delay).
+    /// With a quorum, what an election adds: the probe before it (an answer
+    /// timeout at most), the longer wait for answers from higher members that
+    /// probe first (another), the claim's acknowledgements (a round trip) and the
+    /// confirming heartbeat (a message delay).
     fn claim_overhead(&self) -> Duration {
         match self.quorum {
             Quorum::None => Duration::ZERO,
             _ => self
-                .round_trip()
+                .answer_timeout()
+                .saturating_mul(2)
+                .saturating_add(self.round_trip())
                 .saturating_add(self.max_message_delay)
                 .saturating_add(self.max_processing_time),
         }
@@ -612,11 +656,14 @@ impl Config {
         // With a quorum a claim can be refused while promises from before the faults
         // (or a restart's) still run; the claimant tries again after its leader
         // timeout, and every claim costs its acknowledgements and confirmation.
+        // A member whose probes failed during the faults backs off for up to four
+        // leader timeouts before it probes again.
         let refused_claim = match self.quorum {
             Quorum::None => Duration::ZERO,
             _ => self
                 .leader_timeout_at_rank(members.saturating_sub(1))
-                .saturating_add(self.claim_overhead().saturating_mul(2)),
+                .saturating_add(self.claim_overhead().saturating_mul(2))
+                .saturating_add(self.leader_timeout.saturating_mul(4)),
         };
         wait.saturating_add(round.saturating_mul(2))
             .saturating_add(reaction.saturating_mul(4))

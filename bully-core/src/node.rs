@@ -388,6 +388,11 @@ impl Node {
     /// let mut node = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], config.clone())?;
     /// let now = Instant::now();
     /// node.start(now);
+    /// // It probes before it stands: 1 and 2 reply that they follow nobody.
+    /// let probe = node.poll_transmit().unwrap().message;
+    /// let reply = Message::ProbeReply { term: probe.term(), leader: None };
+    /// node.handle_message(now, NodeId(1), reply.clone());
+    /// node.handle_message(now, NodeId(2), reply);
     /// // After a restart it votes for nobody (itself included) for a follower lease.
     /// let later = now + config.follower_lease() + Duration::from_millis(1);
     /// node.handle_timeout(later);
@@ -426,15 +431,27 @@ impl Node {
 
     /// Boot or recovery: "when P recovers, it starts an election" (seeds 000, 002).
     ///
-    /// With `Preemption::Always` this node starts an election at once, and a
-    /// higher member bullies its way back to the leadership. With the other
+    /// With `Preemption::Always` this node starts an election (after the staggered
+    /// start's wait, [`Config::with_staggered_start`], unless it is the highest
+    /// candidate), and a higher member bullies its way back to the leadership. With the other
     /// policies it first listens for the sitting leader's heartbeats for one
     /// leader timeout, and only elects if it hears none.
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
         self.forget_promises(now);
         match self.config.preemption() {
-            Preemption::Always if self.members.is_candidate(self.id) => self.stand(now),
+            Preemption::Always if self.members.is_candidate(self.id) => {
+                let rank = self.members.rank_below(None);
+                if self.config.staggered_start() && rank > 0 {
+                    // Listen first: a higher member that boots too announces before
+                    // this one's turn (`Config::with_staggered_start`).
+                    let wait = self.config.start_wait(rank);
+                    self.timers
+                        .set(Timer::LeaderTimeout, Self::after(now, wait));
+                } else {
+                    self.stand(now);
+                }
+            }
             _ => self.arm_leader_timeout(now),
         }
     }
@@ -629,20 +646,8 @@ impl Node {
                 }
                 _ => self.drop_input(DropReason::Unexpected),
             },
-            Message::Probe { term } => {
-                if self.quorum().is_some() {
-                    self.on_probe(now, from, term);
-                } else {
-                    self.drop_input(DropReason::Unexpected);
-                }
-            }
-            Message::ProbeReply { term, leader } => {
-                if self.quorum().is_some() {
-                    self.on_probe_reply(now, from, term, leader);
-                } else {
-                    self.drop_input(DropReason::Unexpected);
-                }
-            }
+            Message::Probe { term } => self.on_probe(now, from, term),
+            Message::ProbeReply { term, leader } => self.on_probe_reply(now, from, term, leader),
         }
     }
 
@@ -811,6 +816,7 @@ impl Node {
     /// new term.
     fn on_coordinator_timeout(&mut self, now: Instant) {
         if self.phase != Phase::Leading {
+            self.note_election_failed();
             self.stand(now);
         }
     }

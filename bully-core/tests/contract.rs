@@ -12,8 +12,11 @@ fn members(n: u64) -> Vec<NodeId> {
     (1..=n).map(NodeId).collect()
 }
 
+/// A member that elects as soon as it starts, as the seeds' processes do (the
+/// staggered start would have a lower member listen first).
 fn node(id: u64, n: u64) -> Node {
-    Node::new(NodeId(id), members(n), Config::default()).unwrap()
+    let config = Config::default().with_staggered_start(false);
+    Node::new(NodeId(id), members(n), config).unwrap()
 }
 
 fn transmits(node: &mut Node) -> Vec<bully_core::Transmit> {

@@ -162,7 +162,23 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
         term: Term(0),
         vote: Some((Term(1_000), NodeId(1))),
     });
-    node.start(Instant::now());
+    let now = Instant::now();
+    node.start(now);
+    // With a quorum it probes before it stands: 1 and 2 reply that they have
+    // no leader, and the last reply lets it stand.
+    let probe_term = std::iter::from_fn(|| node.poll_transmit())
+        .find_map(|transmit| match transmit.message {
+            bully_core::Message::Probe { term } => Some(term),
+            _ => None,
+        })
+        .expect("a probe before standing");
+    while node.poll_event().is_some() {}
+    let reply = bully_core::Message::ProbeReply {
+        term: probe_term,
+        leader: None,
+    };
+    node.handle_message(now, NodeId(1), reply.clone());
+    node.handle_message(now, NodeId(2), reply);
     let sent = std::iter::from_fn(|| node.poll_transmit()).count();
     let elections = std::iter::from_fn(|| node.poll_event())
         .filter(|event| matches!(event, Event::ElectionStarted { .. }))

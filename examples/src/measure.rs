@@ -23,7 +23,10 @@ pub const CASE_NODES: [u64; 3] = [5, 10, 25];
 /// The default configuration running `algorithm` (timings of a LAN: one message
 /// time T_M = 20 ms, replies within P_p = 10 ms; detection staggered).
 pub fn config(algorithm: Algorithm) -> Config {
-    Config::default().with_algorithm(algorithm)
+    // The seeds' model: every process that boots holds an election.
+    Config::default()
+        .with_algorithm(algorithm)
+        .with_staggered_start(false)
 }
 
 /// The lower-case name used on the command line and in CSV.

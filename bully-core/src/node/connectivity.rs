@@ -35,7 +35,7 @@
 //! neither answers nor preempts, a lower one is answered by it, and nobody who
 //! cannot win moves a term.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::{Node, Phase};
@@ -55,10 +55,11 @@ struct Probe {
     /// Whether the prober means to stand if it may (else it only wants to know
     /// whether it reaches a quorum, to answer the Elections waiting below).
     stand: bool,
-    /// Voters that replied.
-    replied: BTreeSet<NodeId>,
-    /// Of those, the ones that back an election by this node.
-    backing: usize,
+    /// Whether it stands to take over from a lower leader (`AfterStable`'s
+    /// period ran out), so that followers of lower leaders back it.
+    takeover: bool,
+    /// Voters that replied, with the leader each named.
+    replied: BTreeMap<NodeId, Option<NodeId>>,
 }
 
 /// What a probe found, and when.
@@ -81,6 +82,19 @@ pub(super) struct Connectivity {
     quiet_until: Option<Instant>,
     /// Elections from lower members waiting for the probe's verdict, by sender.
     waiting: BTreeMap<NodeId, Term>,
+    /// The leader that told this node it resigned (or that its lease ran out),
+    /// until it accepts another: members that have not heard yet still name it.
+    resigned_leader: Option<NodeId>,
+    /// A probe let it stand: until then it may stand again without probing.
+    cleared_until: Option<Instant>,
+    /// Without a quorum: an election of its own ended with no leader (it was
+    /// answered, and no Coordinator came), which in a fully connected network
+    /// takes a crash mid-election and under a partial partition happens every
+    /// time; until it follows a leader again it probes before it stands.
+    election_failed: bool,
+    /// It set out to take over from a lower leader (`AfterStable`), and keeps
+    /// to it until it leads: the retries after a refused claim take over too.
+    taking_over: bool,
 }
 
 /// What a member without a fresh verdict does with an Election it might answer.
@@ -97,7 +111,12 @@ impl Node {
     /// Starts an election of this node's own in a new term: at once without a
     /// quorum, after a probe with one.
     pub(super) fn stand(&mut self, now: Instant) {
-        if self.quorum().is_none() {
+        let cleared = self
+            .connectivity
+            .cleared_until
+            .is_some_and(|until| now < until);
+        if cleared || (self.quorum().is_none() && !self.connectivity.election_failed) {
+            // The seeds' model: elect at once (a failover costs `N - 2`).
             self.begin_election(now, self.term.next());
             return;
         }
@@ -107,7 +126,56 @@ impl Node {
             return;
         }
         self.leave_role();
+        // It stops waiting on another member's election (a ring token, a
+        // modified flag) and stands on its own, if the probe lets it.
+        self.pending_election = None;
         self.start_probe(now, true);
+    }
+
+    /// Like [`stand`](Node::stand), to take over from the lower leader it follows
+    /// (`Preemption::AfterStable`).
+    pub(super) fn stand_over(&mut self, now: Instant) {
+        if self.quorum().is_none() {
+            self.begin_election(now, self.term.next());
+            return;
+        }
+        // The period it followed the lower leader, in contact, is its evidence:
+        // it elects at once, and its retries after a refused claim still count
+        // as a takeover (followers of the lower leader back them).
+        self.connectivity.taking_over = true;
+        self.begin_election(now, self.term.next());
+    }
+
+    /// Whether it set out to take over from a lower leader and does not lead yet.
+    pub(super) fn is_taking_over(&self) -> bool {
+        self.connectivity.taking_over
+    }
+
+    /// The leader it followed resigned.
+    pub(super) fn note_leader_resigned(&mut self, leader: NodeId) {
+        self.connectivity.resigned_leader = Some(leader);
+    }
+
+    /// It accepted a leader: whatever it had concluded about standing is over.
+    pub(super) fn note_leader_accepted(&mut self) {
+        self.connectivity.resigned_leader = None;
+        self.connectivity.election_failed = false;
+        self.connectivity.cleared_until = None;
+        self.connectivity.failures = 0;
+        self.connectivity.quiet_until = None;
+    }
+
+    /// Without a quorum: its election ended with no leader; the next stand
+    /// probes first.
+    pub(super) fn note_election_failed(&mut self) {
+        if self.quorum().is_none() {
+            self.connectivity.election_failed = true;
+        }
+    }
+
+    /// This node leads: any takeover it set out on is done.
+    pub(super) fn note_leading(&mut self) {
+        self.connectivity.taking_over = false;
     }
 
     /// Whether this node may start a probe to stand now (not while one runs, nor
@@ -123,13 +191,14 @@ impl Node {
     fn start_probe(&mut self, now: Instant, stand: bool) {
         if let Some(probe) = self.connectivity.probe.as_mut() {
             probe.stand |= stand;
+            probe.takeover |= self.connectivity.taking_over;
             return;
         }
         self.connectivity.probe = Some(Probe {
             term: self.term,
             stand,
-            replied: BTreeSet::new(),
-            backing: 0,
+            takeover: self.connectivity.taking_over,
+            replied: BTreeMap::new(),
         });
         let term = self.term;
         for index in 0..self.members.len() {
@@ -174,26 +243,43 @@ impl Node {
         term: Term,
         leader: Option<NodeId>,
     ) {
-        let backs = leader.is_none_or(|leader| self.would_replace(leader));
         let voter = self.members.is_voter(from);
         let Some(probe) = self.connectivity.probe.as_mut() else {
             self.drop_input(DropReason::Outdated);
             return;
         };
-        if probe.term != term || !voter || !probe.replied.insert(from) {
+        if probe.term != term || !voter || probe.replied.contains_key(&from) {
             self.drop_input(DropReason::Outdated);
             return;
         }
-        if backs {
-            probe.backing += 1;
-        }
+        probe.replied.insert(from, leader);
         self.conclude_probe_if_complete(now);
+    }
+
+    /// How many of the probe's replies back an election by this node: those
+    /// that name no leader; a leader it would replace anyway; a leader that told
+    /// this node it resigned (the replier has not heard yet); and, without a
+    /// quorum, a leader that replied itself (this node reaches it, so an
+    /// election ends with that leader announcing itself to this node again).
+    fn backing_replies(&self, probe: &Probe) -> usize {
+        let without_quorum = self.quorum().is_none();
+        probe
+            .replied
+            .values()
+            .filter(|named| {
+                named.is_none_or(|leader| {
+                    self.would_replace(leader, probe.takeover)
+                        || self.connectivity.resigned_leader == Some(leader)
+                        || (without_quorum && probe.replied.contains_key(&leader))
+                })
+            })
+            .count()
     }
 
     /// Whether an election by this node would replace `leader` anyway, so that a
     /// member following it may back the election.
-    fn would_replace(&self, leader: NodeId) -> bool {
-        leader < self.id && self.config.preemption() == Preemption::Always
+    fn would_replace(&self, leader: NodeId, takeover: bool) -> bool {
+        leader < self.id && (takeover || self.config.preemption() == Preemption::Always)
     }
 
     fn conclude_probe_if_complete(&mut self, now: Instant) {
@@ -212,10 +298,11 @@ impl Node {
         let Some(probe) = self.connectivity.probe.take() else {
             return;
         };
-        let Some(quorum) = self.quorum() else {
-            return;
-        };
         let own = usize::from(self.members.is_voter(self.id));
+        let backing = self.backing_replies(&probe);
+        // Without a quorum every member counts as reaching one, and it may stand
+        // only if every reply backs it.
+        let quorum = self.quorum().unwrap_or(probe.replied.len() + own);
         let reaches_quorum = probe.replied.len() + own >= quorum;
         self.connectivity.verdict = Some(Verdict {
             reaches_quorum,
@@ -231,17 +318,30 @@ impl Node {
                 self.drop_input(DropReason::NoQuorum);
             }
         }
-        if !probe.stand || self.role() != crate::event::Role::Follower {
+        if self.role() != crate::event::Role::Follower {
             return;
         }
-        let may_stand = reaches_quorum && probe.backing + own >= quorum;
-        if may_stand
-            && self
-                .leader
-                .is_none_or(|leader| self.would_replace(leader.id))
-        {
+        if !probe.stand {
+            if self.leader.is_none() && !self.timers.is_armed(Timer::LeaderTimeout) {
+                // Leaderless and idle: something must move it on.
+                self.arm_leader_timeout(now);
+            }
+            return;
+        }
+        let may_stand = reaches_quorum && backing + own >= quorum;
+        let replaceable = self
+            .leader
+            .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));
+        if may_stand && replaceable {
             self.connectivity.failures = 0;
             self.connectivity.quiet_until = None;
+            // A claim deferred by this node's own promise, or refused, may try
+            // again without a second probe while the first one's word holds.
+            let clearance = self
+                .config
+                .follower_lease()
+                .saturating_add(self.config.answer_timeout().saturating_mul(2));
+            self.connectivity.cleared_until = Some(Self::after(now, clearance));
             self.begin_election(now, self.term.next());
             return;
         }

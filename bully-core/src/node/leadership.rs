@@ -26,17 +26,20 @@ impl Node {
             }
             return;
         }
-        let lost_and_back = self.quorum().is_some()
-            && self.leader.is_none()
-            && self.phase == Phase::Idle
-            && self.highest == Some(token);
-        if lost_and_back && !self.would_preempt(from) {
+        let lost_and_back = self.highest == Some(token) && self.may_follow_again(from);
+        if lost_and_back {
             // The leader this node stopped hearing, and did not replace (a probe
             // found it still led a quorum): follow it again.
             self.accept(now, token);
             return;
         }
         let below_floor = self.highest.is_some_and(|highest| token <= highest);
+        if !below_floor && term < self.term && self.may_follow_older_term(from, term) {
+            // A leaderless member whose own claim failed in a later term than this
+            // leadership's: it follows rather than stand against a quorum's leader.
+            self.accept(now, token);
+            return;
+        }
         if below_floor || term < self.term {
             // S3: never act on a token below the highest accepted. A fenced leader
             // that is still announcing is told who leads now, by the leader only and
@@ -91,6 +94,15 @@ impl Node {
         }
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
+        self.note_leader_resigned(from);
+        if self
+            .promise
+            .is_some_and(|(promised, _)| promised == Some(from))
+        {
+            // It stopped leading before it said so: the promise that protected
+            // its lease protects nothing now.
+            self.promise = None;
+        }
         self.elect_soon(now, from);
     }
 
@@ -122,6 +134,31 @@ impl Node {
             }
     }
 
+    /// With a quorum: whether this node, leaderless and idle, may follow a leader
+    /// of a term below its own. Acknowledging that leader's heartbeats promises
+    /// not to vote against it, which is sound only if this node voted for no
+    /// other member in a later term than the leader's (a vote for itself led
+    /// nowhere: it is idle). Terms never move back; the node just follows an
+    /// older leadership than its own term.
+    fn may_follow_older_term(&self, from: NodeId, term: Term) -> bool {
+        self.may_follow_again(from)
+            && self
+                .vote
+                .is_none_or(|(voted, whom)| whom == self.id || voted <= term)
+    }
+
+    /// With a quorum: whether this node, leaderless, idle, and not set on a claim
+    /// or takeover of its own, may follow `from` without an election.
+    fn may_follow_again(&self, from: NodeId) -> bool {
+        self.quorum().is_some()
+            && self.leader.is_none()
+            && self.phase == Phase::Idle
+            && self.pending_election.is_none()
+            && !self.would_preempt(from)
+            && !self.timers.is_armed(Timer::Coordinator)
+            && !self.is_taking_over()
+    }
+
     /// With a quorum: this node would take over from a lower leader. It stands if
     /// nothing of its own is under way and a probe may run now; the probe decides.
     fn preempt_when_connected(&mut self, now: Instant) {
@@ -136,7 +173,7 @@ impl Node {
     pub(super) fn on_stable(&mut self, now: Instant) {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
         if self.phase == Phase::Idle && lower_leader {
-            self.stand(now);
+            self.stand_over(now);
         }
     }
 
@@ -174,6 +211,7 @@ impl Node {
         }
         self.stats.leaders_seen += 1;
         self.note_leader_heard(now);
+        self.note_leader_accepted();
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
             term: token.term,
@@ -217,6 +255,7 @@ impl Node {
         self.phase = Phase::Leading;
         self.pending_election = None;
         self.round = 0;
+        self.note_leading();
         self.stats.times_leader += 1;
         self.events
             .push_back(Event::BecameLeader { term: self.term });

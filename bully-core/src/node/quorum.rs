@@ -258,6 +258,16 @@ impl Node {
         if self.phase == Phase::Leading && expired {
             self.events
                 .push_back(Event::LeaseExpired { term: self.term });
+            // Tell whoever still hears it that it no longer leads, so that they
+            // elect after the staggered part of their timeout, not the whole of
+            // it (a leader cut off from all but a hub: the hub elects at once).
+            let term = self.term;
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id {
+                    self.send(to, Message::Resign { term });
+                }
+            }
             self.resign_leadership();
             self.lease_until = None;
             self.note_quorum_lost(now);

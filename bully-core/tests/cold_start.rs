@@ -1,0 +1,65 @@
+//! A cold start: every member boots at the same instant (a deploy). With the
+//! staggered start (on by default) the highest announces and the others hear it
+//! before their turn: `N - 1` messages without a quorum, `4(N - 1)` with one
+//! (the probe, its replies, the claim and its votes), heartbeats and their
+//! acknowledgements aside.
+#![cfg(feature = "sim")]
+
+use bully_core::sim::scenario::members;
+use bully_core::sim::{Simulation, TraceEntry};
+use bully_core::{Algorithm, Config, Message, NodeId, Quorum};
+
+fn cold_start(config: &Config, n: u64) -> (u64, Option<NodeId>) {
+    let mut sim = Simulation::new(1, members(n), config.clone()).unwrap();
+    sim.enable_trace();
+    sim.start_all();
+    let bound = sim.settle_bound();
+    sim.run_until_true(bound, |sim| sim.agreed_leader().is_some());
+    let leader = sim.agreed_leader();
+    // Anything still to come (a lower member's turn) would come within the bound.
+    sim.run_for(bound);
+    let elections = sim
+        .trace()
+        .iter()
+        .filter(|record| match &record.entry {
+            TraceEntry::Send { message, .. } => match message {
+                Message::Heartbeat { .. } => false,
+                // Round 0 is a vote; the others acknowledge heartbeats.
+                Message::Ack { round, .. } => *round == 0,
+                _ => true,
+            },
+            _ => false,
+        })
+        .count() as u64;
+    (elections, leader)
+}
+
+#[test]
+fn everyone_booting_at_once_costs_n_minus_1_messages() {
+    for algorithm in [Algorithm::Classic, Algorithm::Modified] {
+        for n in [5, 10, 25, 100, 1000] {
+            let config = Config::default().with_algorithm(algorithm);
+            let (messages, leader) = cold_start(&config, n);
+            assert_eq!(leader, Some(NodeId(n)), "{algorithm:?} n={n}");
+            assert_eq!(messages, n - 1, "{algorithm:?} n={n}");
+        }
+    }
+}
+
+#[test]
+fn with_a_quorum_a_cold_start_costs_four_messages_per_member() {
+    for n in [5, 10, 25, 100] {
+        let config = Config::default().with_quorum(Quorum::Majority);
+        let (messages, leader) = cold_start(&config, n);
+        assert_eq!(leader, Some(NodeId(n)), "n={n}");
+        assert_eq!(messages, 4 * (n - 1), "n={n}");
+    }
+}
+
+#[test]
+fn without_the_staggered_start_the_seeds_worst_case_returns() {
+    let config = Config::default().with_staggered_start(false);
+    let (messages, leader) = cold_start(&config, 10);
+    assert_eq!(leader, Some(NodeId(10)));
+    assert_eq!(messages, 10 * 10 - 1, "classic Bully's N^2 - 1");
+}

@@ -1,0 +1,70 @@
+//! Partial partitions with a quorum (`sim::partial`): the highest member that
+//! reaches a quorum leads, nobody inflates terms, and two leaders never overlap.
+//! Seeds per scenario: `BULLY_PARTIAL_SEEDS` (4; `simulate partial` prints the
+//! full figures).
+#![cfg(feature = "sim")]
+
+use std::time::Duration;
+
+use bully_core::sim::partial::{PartialRun, Placement, Scenario};
+use bully_core::{Algorithm, Config, Quorum};
+
+fn seeds() -> u64 {
+    std::env::var("BULLY_PARTIAL_SEEDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(4)
+}
+
+fn placements(scenario: Scenario) -> &'static [Placement] {
+    if scenario.has_hub() {
+        &Placement::ALL
+    } else {
+        &[Placement::Highest]
+    }
+}
+
+#[test]
+fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial_partition() {
+    for algorithm in [Algorithm::Classic, Algorithm::Modified] {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority);
+        for scenario in Scenario::ALL {
+            for &placement in placements(scenario) {
+                for seed in 1..=seeds() {
+                    let run = PartialRun::new(scenario, placement);
+                    let report = run.run(&config, seed).unwrap();
+                    let what = format!(
+                        "{algorithm:?} {} hub {} seed {seed}: {report:?}",
+                        scenario.name(),
+                        placement.name()
+                    );
+                    assert!(report.expected.is_some(), "{what}");
+                    assert_eq!(report.final_leader, report.expected, "{what}");
+                    let stable = report.time_to_stable.expect("a stable leader");
+                    assert!(stable <= Duration::from_millis(1500), "{what}");
+                    assert!(report.availability >= 0.93, "{what}");
+                    assert!(report.term_growth <= 3, "{what}");
+                    assert_eq!(report.overlapping_leaderships, 0, "{what}");
+                    assert_eq!(report.same_term_leaders, 0, "{what}");
+                    assert_eq!(report.violations, 0, "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_member_cut_off_from_the_leader_alone_does_not_disturb_it() {
+    // The short chain: 3 leads, 1 hears only 2. 1's probes find 2 still
+    // following 3, so it stands in no election and moves no term.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let report = PartialRun::new(Scenario::Chained3, Placement::Highest)
+        .run(&config, 1)
+        .unwrap();
+    assert_eq!(report.final_leader.map(|id| id.0), Some(3));
+    assert_eq!(report.term_growth, 0, "{report:?}");
+    assert_eq!(report.time_to_stable, Some(Duration::ZERO), "{report:?}");
+    assert!(report.availability > 0.999, "{report:?}");
+}

@@ -136,17 +136,18 @@ pub enum Message {
         /// Live members found by the election pass.
         active: Vec<NodeId>,
     },
-    /// With a quorum: "can I stand?", sent to every member before this node starts
-    /// an election (a pre-vote, which moves no term): the replies tell it whether
-    /// it reaches a quorum over links that work both ways, and whether a quorum has
-    /// lost its leader too.
+    /// "Can I stand?", sent to every member before this node starts an election
+    /// (a pre-vote, which moves no term): with a quorum, always; without one, after
+    /// an election of its own came to nothing. The replies tell it whether it
+    /// reaches a quorum over links that work both ways, and whether the others
+    /// have lost their leader too.
     Probe {
         /// The sender's term (not a new one: a probe raises no term anywhere).
         term: Term,
     },
-    /// With a quorum: the reply to a [`Message::Probe`].
+    /// The reply to a [`Message::Probe`].
     ProbeReply {
-        /// The term of the probe answered.
+        /// The later of the probe's term and the replier's.
         term: Term,
         /// The leader the replier heard within the last leader timeout (itself,
         /// if it leads), if any: a member that still has a leader backs only an

@@ -122,6 +122,10 @@ pub struct Node {
     /// Quorum: the leader it promised not to vote against (none: nobody, after a
     /// start), and until when.
     promise: Option<(Option<NodeId>, Instant)>,
+    /// Quorum: a claim it could not vote for only because of its promise to a
+    /// sitting leader, `(claimant, term)`; the vote is cast if that leader
+    /// resigns.
+    deferred_vote: Option<(NodeId, Term)>,
     /// Quorum, claiming: votes gathered, itself included, and when it asked.
     claim_votes: usize,
     claim_sent_at: Option<Instant>,
@@ -165,6 +169,7 @@ impl Node {
             ring_best,
             vote,
             promise,
+            deferred_vote,
             claim_votes,
             claim_sent_at,
             lease_until,
@@ -177,7 +182,14 @@ impl Node {
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (best_responder, ring_hop, ring_best, vote, promise),
+            (
+                best_responder,
+                ring_hop,
+                ring_best,
+                vote,
+                promise,
+                deferred_vote,
+            ),
             (claim_votes, claim_sent_at, lease_until, round, rounds),
             connectivity,
         )
@@ -248,6 +260,7 @@ impl Node {
             ring_best: None,
             vote: None,
             promise: None,
+            deferred_vote: None,
             claim_votes: 0,
             claim_sent_at: None,
             lease_until: None,

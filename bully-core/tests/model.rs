@@ -23,7 +23,9 @@
 //!   timer is due or a message must arrive;
 //! - each member boots (`Node::start`) at a tick of its choosing within
 //!   [`Bounds::boot_window`]; up to [`Bounds::crashes`] members crash for good;
-//!   up to [`Bounds::losses`] messages are lost;
+//!   up to [`Bounds::losses`] messages are lost; in the partial-partition
+//!   checks, up to [`Bounds::cuts`] links are cut for good, one way or both, at
+//!   any tick (`BULLY_MODEL_CUTS`);
 //! - the clock stops at [`Bounds::horizon`] ticks, which bounds the exploration.
 //!
 //! # The properties
@@ -89,6 +91,8 @@ struct Bounds {
     losses: u8,
     /// Members that may crash in one run (for good).
     crashes: u8,
+    /// Links that may be cut in one run (one direction, or both), for good.
+    cuts: u8,
 }
 
 impl Bounds {
@@ -112,6 +116,19 @@ impl Bounds {
             boot_window: env("BULLY_MODEL_BOOT_WINDOW").unwrap_or(0),
             losses: env("BULLY_MODEL_LOSSES").unwrap_or(losses) as u8,
             crashes: 1,
+            cuts: 0,
+        }
+    }
+
+    /// The partial-partition check: no loss, no crash, one link cut (either
+    /// direction or both) at any tick, long enough for the cut's consequences.
+    fn with_a_cut_link(algorithm: Algorithm, quorum: bool) -> Bounds {
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+        Bounds {
+            losses: 0,
+            crashes: 0,
+            cuts: env("BULLY_MODEL_CUTS").unwrap_or(1) as u8,
+            ..Bounds::from_env(algorithm, quorum)
         }
     }
 }
@@ -196,6 +213,9 @@ struct State {
     fired: bool,
     losses: u8,
     crashes: u8,
+    /// Directed links `(from, to)` cut for good, and how many cuts were made.
+    cut: BTreeSet<(usize, usize)>,
+    cuts: u8,
     /// Pairs `(low, high)` of member indices between which a message was lost.
     out_of_contact: BTreeSet<(usize, usize)>,
     /// Every `(term, member)` that announced its own leadership.
@@ -210,6 +230,12 @@ enum Action {
     Lose(usize),
     Fire(usize),
     Crash(usize),
+    /// Cut the link `from -> to`, and `to -> from` too if `both`.
+    Cut {
+        from: usize,
+        to: usize,
+        both: bool,
+    },
     Tick,
 }
 
@@ -326,8 +352,8 @@ impl BullyModel {
         }
         for transmit in sent {
             let to = self.index(transmit.to);
-            // A message to a crashed member vanishes.
-            if state.members[to].is_some() {
+            // A message to a crashed member, or over a cut link, vanishes.
+            if state.members[to].is_some() && !state.cut.contains(&(index, to)) {
                 state.in_flight.push(Packet {
                     from: index,
                     to,
@@ -365,6 +391,8 @@ impl Model for BullyModel {
             fired: false,
             losses: 0,
             crashes: 0,
+            cut: BTreeSet::new(),
+            cuts: 0,
             out_of_contact: BTreeSet::new(),
             announced: BTreeSet::new(),
             broken: None,
@@ -407,6 +435,27 @@ impl Model for BullyModel {
             }
             if state.crashes < self.bounds.crashes {
                 actions.push(Action::Crash(index));
+            }
+        }
+        if state.cuts < self.bounds.cuts {
+            let members = self.ids.len();
+            for from in 0..members {
+                for to in 0..members {
+                    if from != to {
+                        actions.push(Action::Cut {
+                            from,
+                            to,
+                            both: false,
+                        });
+                        if from < to {
+                            actions.push(Action::Cut {
+                                from,
+                                to,
+                                both: true,
+                            });
+                        }
+                    }
+                }
             }
         }
         let unbooted = state
@@ -466,6 +515,16 @@ impl Model for BullyModel {
                 state.crashes += 1;
                 // What was on its way to it vanishes; what it sent still arrives.
                 state.in_flight.retain(|packet| packet.to != index);
+            }
+            Action::Cut { from, to, both } => {
+                state.cut.insert((from, to));
+                if both {
+                    state.cut.insert((to, from));
+                }
+                state.cuts += 1;
+                // Without a quorum Bully promises S1 only between members in
+                // contact: the two ends of a cut link are not.
+                state.out_of_contact.insert((from.min(to), from.max(to)));
             }
             Action::Tick => {
                 state.tick += 1;
@@ -543,6 +602,12 @@ impl BullyModel {
                 Some(Action::Boot(index)) => format!("boot {}", self.ids[index]),
                 Some(Action::Fire(index)) => format!("timer of {}", self.ids[index]),
                 Some(Action::Crash(index)) => format!("CRASH {}", self.ids[index]),
+                Some(Action::Cut { from, to, both }) => format!(
+                    "CUT {} {} {}",
+                    self.ids[from],
+                    if both { "<->" } else { "->" },
+                    self.ids[to]
+                ),
                 Some(Action::Tick) => format!("-- tick {}", after.tick),
                 None => "?".to_owned(),
             };
@@ -581,7 +646,10 @@ impl fmt::Display for BullyModel {
 }
 
 fn check(algorithm: Algorithm, quorum: bool) {
-    let bounds = Bounds::from_env(algorithm, quorum);
+    check_within(algorithm, quorum, Bounds::from_env(algorithm, quorum));
+}
+
+fn check_within(algorithm: Algorithm, quorum: bool, bounds: Bounds) {
     let model = BullyModel::new(algorithm, quorum, bounds);
     let name = model.to_string();
     let started = Instant::now();
@@ -649,4 +717,31 @@ fn modified_bully_with_a_majority_quorum_never_has_two_leaders() {
 #[test]
 fn the_ring_with_a_majority_quorum_never_has_two_leaders() {
     check(Algorithm::Ring, true);
+}
+
+#[test]
+fn classic_bully_keeps_s1_to_s3_with_a_link_cut_one_way_or_both() {
+    check_within(
+        Algorithm::Classic,
+        false,
+        Bounds::with_a_cut_link(Algorithm::Classic, false),
+    );
+}
+
+#[test]
+fn classic_bully_with_a_quorum_never_has_two_leaders_with_a_link_cut_one_way_or_both() {
+    check_within(
+        Algorithm::Classic,
+        true,
+        Bounds::with_a_cut_link(Algorithm::Classic, true),
+    );
+}
+
+#[test]
+fn modified_bully_with_a_quorum_never_has_two_leaders_with_a_link_cut_one_way_or_both() {
+    check_within(
+        Algorithm::Modified,
+        true,
+        Bounds::with_a_cut_link(Algorithm::Modified, true),
+    );
 }

@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use super::{Node, Phase};
 use crate::config::{Algorithm, Preemption};
+use crate::event::FencingToken;
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
 use crate::timer::Timer;
@@ -58,6 +59,8 @@ struct Probe {
     /// Whether it stands to take over from a lower leader (`AfterStable`'s
     /// period ran out), so that followers of lower leaders back it.
     takeover: bool,
+    /// The latest term a reply carried.
+    latest_term: Term,
     /// Voters that replied, with the leader each named.
     replied: BTreeMap<NodeId, Option<NodeId>>,
 }
@@ -85,6 +88,8 @@ pub(super) struct Connectivity {
     /// The leader that told this node it resigned (or that its lease ran out),
     /// until it accepts another: members that have not heard yet still name it.
     resigned_leader: Option<NodeId>,
+    /// The lower leadership it last probed about taking over.
+    probed_against: Option<FencingToken>,
     /// A probe let it stand: until then it may stand again without probing.
     cleared_until: Option<Instant>,
     /// Without a quorum: an election of its own ended with no leader (it was
@@ -178,6 +183,19 @@ impl Node {
         self.connectivity.taking_over = false;
     }
 
+    /// Records that it probes about the lower leadership `token`; whether that
+    /// is news (it had not probed about it since its last leader).
+    pub(super) fn note_probed_against(&mut self, token: FencingToken) -> bool {
+        let news = self.connectivity.probed_against != Some(token);
+        self.connectivity.probed_against = Some(token);
+        news
+    }
+
+    /// Whether a probe is under way.
+    pub(super) fn probing(&self) -> bool {
+        self.connectivity.probe.is_some()
+    }
+
     /// Whether this node may start a probe to stand now (not while one runs, nor
     /// while it backs off after failed ones).
     pub(super) fn may_probe(&self, now: Instant) -> bool {
@@ -198,6 +216,7 @@ impl Node {
             term: self.term,
             stand,
             takeover: self.connectivity.taking_over,
+            latest_term: self.term,
             replied: BTreeMap::new(),
         });
         let term = self.term;
@@ -218,7 +237,9 @@ impl Node {
         self.send(
             from,
             Message::ProbeReply {
-                term,
+                // The later of the probe's term and its own: a prober behind the
+                // cluster stands in a term above the current one at once.
+                term: term.max(self.term),
                 leader: leader.filter(|&leader| leader != from),
             },
         );
@@ -248,11 +269,12 @@ impl Node {
             self.drop_input(DropReason::Outdated);
             return;
         };
-        if probe.term != term || !voter || probe.replied.contains_key(&from) {
+        if term < probe.term || !voter || probe.replied.contains_key(&from) {
             self.drop_input(DropReason::Outdated);
             return;
         }
         probe.replied.insert(from, leader);
+        probe.latest_term = probe.latest_term.max(term);
         self.conclude_probe_if_complete(now);
     }
 
@@ -342,7 +364,7 @@ impl Node {
                 .follower_lease()
                 .saturating_add(self.config.answer_timeout().saturating_mul(2));
             self.connectivity.cleared_until = Some(Self::after(now, clearance));
-            self.begin_election(now, self.term.next());
+            self.begin_election(now, self.term.max(probe.latest_term).next());
             return;
         }
         // It may not stand: nothing moves, and it asks again later.

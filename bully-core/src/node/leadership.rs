@@ -19,10 +19,13 @@ impl Node {
             // The steady state: the accepted leader is alive. Nothing allocates here.
             self.arm_leader_timeout(now);
             self.note_leader_heard(now);
-            if self.quorum().is_some() && self.would_preempt(from) {
+            if self.quorum().is_some() && self.would_preempt(from) && self.may_probe(now) {
                 // A higher member that follows a lower leader because it could
                 // not reach a quorum: ask again, now and then, whether it can.
-                self.preempt_when_connected(now);
+                let busy = self.phase != Phase::Idle || self.timers.is_armed(Timer::Coordinator);
+                if !busy {
+                    self.stand(now);
+                }
             }
             return;
         }
@@ -57,12 +60,7 @@ impl Node {
             return;
         }
         if self.quorum().is_some() && self.would_preempt(from) {
-            if self.known_unconnected(now) {
-                // It cannot reach a quorum: it does not hold a lower leader back.
-                self.accept(now, token);
-            } else {
-                self.preempt_when_connected(now);
-            }
+            self.preempt_when_connected(now, token);
             return;
         }
         if self.would_preempt(from) {
@@ -102,6 +100,7 @@ impl Node {
             // It stopped leading before it said so: the promise that protected
             // its lease protects nothing now.
             self.promise = None;
+            self.cast_deferred_vote(now);
         }
         self.elect_soon(now, from);
     }
@@ -159,12 +158,29 @@ impl Node {
             && !self.is_taking_over()
     }
 
-    /// With a quorum: this node would take over from a lower leader. It stands if
-    /// nothing of its own is under way and a probe may run now; the probe decides.
-    fn preempt_when_connected(&mut self, now: Instant) {
-        let busy = self.phase != Phase::Idle || self.timers.is_armed(Timer::Coordinator);
-        if !busy && self.may_probe(now) {
+    /// With a quorum: this node hears `token`, a lower member's leadership,
+    /// that it would take over. It stands if a probe says it may; it follows the
+    /// lower leader if it cannot reach a quorum, or while it waits to probe again.
+    ///
+    /// A leadership it has not probed against yet is news (a heal, say), so the
+    /// back-off after failed probes does not delay the probe about it.
+    fn preempt_when_connected(&mut self, now: Instant, token: FencingToken) {
+        if self.known_unconnected(now) {
+            // It cannot reach a quorum: it does not hold a lower leader back.
+            self.accept(now, token);
+            return;
+        }
+        let busy = self.phase != Phase::Idle
+            || self.timers.is_armed(Timer::Coordinator)
+            || self.probing()
+            || self.is_taking_over();
+        if busy {
+            return;
+        }
+        if self.may_probe(now) || self.note_probed_against(token) {
             self.stand(now);
+        } else {
+            self.accept(now, token);
         }
     }
 

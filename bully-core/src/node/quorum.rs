@@ -94,10 +94,10 @@ impl Node {
                 }
             }
         }
-        self.timers.set(
-            Timer::Answer,
-            Self::after(now, self.config.answer_timeout()),
-        );
+        // Votes a sitting leader's followers defer until it resigns take a round
+        // trip more than the others.
+        self.timers
+            .set(Timer::Answer, Self::after(now, self.answer_wait()));
         self.confirm_if_quorum(now);
     }
 
@@ -148,12 +148,33 @@ impl Node {
         let voted_elsewhere = self
             .vote
             .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != from));
-        if voted_elsewhere || self.promised_elsewhere(now, from).is_some() {
+        if voted_elsewhere {
+            self.drop_input(DropReason::Refused);
+            return;
+        }
+        if self.promised_elsewhere(now, from).is_some() {
+            // Its promise to a sitting leader forbids the vote for now. If that
+            // leader resigns (as it does for a higher claimant under
+            // `Preemption::Always`), the vote is cast then, while the claim
+            // still waits for it.
+            self.deferred_vote = Some((from, term));
             self.drop_input(DropReason::Refused);
             return;
         }
         if !self.members.is_voter(self.id) {
             return;
+        }
+        self.deferred_vote = None;
+        if self.phase == Phase::Leading {
+            // It yields to the claimant: it tells its followers it no longer
+            // leads, which frees their promises to it, so they vote too.
+            let led = self.term;
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id && to != from {
+                    self.send(to, Message::Resign { term: led });
+                }
+            }
         }
         if self.leader.is_some_and(|leader| leader.id != from) || self.phase != Phase::Idle {
             self.leave_role();
@@ -272,6 +293,14 @@ impl Node {
             self.lease_until = None;
             self.note_quorum_lost(now);
             self.arm_leader_timeout(now);
+        }
+    }
+
+    /// The promise to `leader` was released (it resigned): cast a vote that
+    /// waited for that.
+    pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
+        if let Some((claimant, term)) = self.deferred_vote.take() {
+            self.on_claim(now, claimant, term);
         }
     }
 

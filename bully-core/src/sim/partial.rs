@@ -111,7 +111,8 @@ impl Scenario {
 pub enum Placement {
     /// The highest below the leader (4 of 5; 2 of 3).
     Highest,
-    /// In the middle (3 of 5; for the three-member chain, the same as `Lowest`).
+    /// In the middle (3 of 5; for the three-member chain, 2, the same as
+    /// `Highest`).
     Middle,
     /// The lowest (1).
     Lowest,
@@ -273,8 +274,8 @@ impl PartialRun {
     /// window, heals, and measures the recovery.
     pub fn run(&self, config: &Config, seed: u64) -> Result<PartialReport, SimError> {
         let mut sim = scenario::settled(config, self.scenario.members(), seed)?;
-        // Some of the window's seeds begin at a different phase of the heartbeat.
-        let offset = Duration::from_millis(seed % 100);
+        // Seeds spread the cut over the phases of the heartbeat interval.
+        let offset = Duration::from_millis(seed.wrapping_mul(37) % 100);
         sim.run_for(offset);
         self.cut(&mut sim)?;
         let expected = highest_quorum_connected(&sim);

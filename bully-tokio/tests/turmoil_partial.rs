@@ -4,7 +4,10 @@
 //! simulated time.
 //!
 //! The cluster settles with 5 leading; then some links break, one direction at a
-//! time (turmoil's `partition_oneway`), and stay broken for a 10 s window. The
+//! time (turmoil's `partition_oneway`), and stay broken for a 10 s window: the
+//! chain of five (5 reaches only 4, 4 reaches all), quorum-loss with the hub at
+//! 4, 3 and 1 (every link cut but the hub's), and a leader that can only send or
+//! only receive. The
 //! member that should lead is the highest one that reaches a majority, itself
 //! included, over links that work both ways (Bully's rule, generalised: a higher
 //! member that cannot reach a quorum must neither lead nor hold a lower one back).
@@ -169,6 +172,24 @@ impl Cut {
             }
         }
         cut
+    }
+
+    /// The leader 5 can send to everyone but hears nobody: every link into 5 is
+    /// cut, one direction only.
+    fn leader_send_only() -> Cut {
+        Cut {
+            name: "leader 5 sends but hears nobody".to_owned(),
+            cut: (1..N).map(|other| (other, N)).collect(),
+        }
+    }
+
+    /// The leader 5 hears everyone but can send to nobody: every link out of 5
+    /// is cut, one direction only.
+    fn leader_receive_only() -> Cut {
+        Cut {
+            name: "leader 5 hears all but reaches nobody".to_owned(),
+            cut: (1..N).map(|other| (N, other)).collect(),
+        }
     }
 }
 
@@ -383,6 +404,12 @@ fn the_scenarios_expect_the_highest_quorum_connected_member() {
     for hub in [4, 3, 1] {
         assert_eq!(Cut::quorum_loss(hub).highest_quorum_connected(), Some(hub));
     }
+    // A link that works one way only does not count: 5 reaches no quorum.
+    assert_eq!(Cut::leader_send_only().highest_quorum_connected(), Some(4));
+    assert_eq!(
+        Cut::leader_receive_only().highest_quorum_connected(),
+        Some(4)
+    );
 }
 
 #[test]
@@ -403,4 +430,14 @@ fn quorum_loss_a_hub_in_the_middle_takes_over_over_higher_members_without_a_quor
 #[test]
 fn quorum_loss_the_lowest_member_as_hub_takes_over() {
     check(&Cut::quorum_loss(1));
+}
+
+#[test]
+fn a_leader_that_sends_but_hears_nobody_gives_way_to_4() {
+    check(&Cut::leader_send_only());
+}
+
+#[test]
+fn a_leader_that_hears_all_but_reaches_nobody_gives_way_to_4() {
+    check(&Cut::leader_receive_only());
 }

@@ -1,7 +1,8 @@
 //! Shared helpers for the example programs: printing simulation traces for people,
 //! and the measurements, reports and plot behind `simulate`'s reproduction of the
 //! seeds (seed 003's Table 1, equations and logs; seed 001's cases; seed 004's
-//! experiments) and the timed elections of `simulate scale`; and a real cluster on
+//! experiments), the timed elections of `simulate scale` and the
+//! partial-connectivity scenarios of `simulate partial`; and a real cluster on
 //! loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]
 
@@ -9,6 +10,7 @@ pub mod loopback;
 pub mod measure;
 pub mod paper;
 pub mod paper_log;
+pub mod partial;
 pub mod plot;
 pub mod report;
 pub mod scale;

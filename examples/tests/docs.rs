@@ -58,3 +58,12 @@ fn docs_reproducing_shows_every_commands_output_as_printed() {
         );
     }
 }
+
+#[test]
+fn docs_reproducing_shows_the_partial_connectivity_report_as_printed() {
+    let doc = include_str!("../../docs/reproducing.md");
+    assert!(
+        doc.contains(&simulate(&["partial", "--seeds", "16"])),
+        "docs/reproducing.md, `simulate partial --seeds 16`: {REGENERATE}"
+    );
+}

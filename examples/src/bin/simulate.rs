@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bully_core::sim::Simulation;
+use bully_core::sim::partial::Scenario;
 use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, NodeId};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
+use bully_examples::partial::{self, PartialOptions, QuorumChoice};
 use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -50,6 +52,62 @@ impl From<AlgorithmArg> for Algorithm {
             AlgorithmArg::Classic => Algorithm::Classic,
             AlgorithmArg::Modified => Algorithm::Modified,
             AlgorithmArg::Ring => Algorithm::Ring,
+        }
+    }
+}
+
+/// With a quorum, without one, or both, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum QuorumArg {
+    /// `Quorum::Majority`.
+    Majority,
+    /// `Quorum::None` (the seeds' semantics).
+    None,
+    /// Both, majority first.
+    Both,
+}
+
+impl QuorumArg {
+    fn choices(self) -> Vec<QuorumChoice> {
+        match self {
+            QuorumArg::Majority => vec![QuorumChoice::Majority],
+            QuorumArg::None => vec![QuorumChoice::None],
+            QuorumArg::Both => QuorumChoice::BOTH.to_vec(),
+        }
+    }
+}
+
+/// A partial-connectivity scenario, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ScenarioArg {
+    /// Every link cut except the hub's; the leader reaches only the hub.
+    QuorumLoss,
+    /// The leader cut off; the others reach only the hub.
+    Constrained,
+    /// Three in a line: the leader reaches only the middle.
+    #[value(name = "chained-3")]
+    Chained3,
+    /// The leader reaches only the hub; the hub reaches all.
+    #[value(name = "chained-5")]
+    Chained5,
+    /// The leader cut off from everyone, both ways.
+    LeaderIsolated,
+    /// The leader can send but hears nobody.
+    LeaderSendOnly,
+    /// The leader hears everybody but can send to nobody.
+    LeaderReceiveOnly,
+}
+
+impl From<ScenarioArg> for Scenario {
+    fn from(scenario: ScenarioArg) -> Scenario {
+        match scenario {
+            ScenarioArg::QuorumLoss => Scenario::QuorumLoss,
+            ScenarioArg::Constrained => Scenario::Constrained,
+            ScenarioArg::Chained3 => Scenario::Chained3,
+            ScenarioArg::Chained5 => Scenario::Chained5,
+            ScenarioArg::LeaderIsolated => Scenario::LeaderIsolated,
+            ScenarioArg::LeaderSendOnly => Scenario::LeaderSendOnly,
+            ScenarioArg::LeaderReceiveOnly => Scenario::LeaderReceiveOnly,
         }
     }
 }
@@ -136,6 +194,32 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Partial connectivity: every scenario, hub placement, algorithm and quorum.
+    ///
+    /// A settled cluster of five (three for chained-3) is cut as the scenario
+    /// says for 20 s, then healed. Per row, over the seeds: time to a stable
+    /// leader, availability, term growth, election messages, time after the heal,
+    /// the expected leader (the highest quorum-connected member) and how many
+    /// seeds ended with it, overlapping and same-term leaderships.
+    Partial {
+        /// Seeds per row (1..=N); each also shifts the cut's phase.
+        #[arg(long, default_value_t = partial::DEFAULT_SEEDS,
+              value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+        /// Only these algorithms, comma-separated (default: all three).
+        #[arg(long, value_enum, value_delimiter = ',')]
+        algorithm: Vec<AlgorithmArg>,
+        /// With a majority quorum, without one, or both.
+        #[arg(long, value_enum, default_value_t = QuorumArg::Both)]
+        quorum: QuorumArg,
+        /// Only these scenarios, comma-separated (default: all).
+        #[arg(long, value_enum, value_delimiter = ',')]
+        scenario: Vec<ScenarioArg>,
+        /// Output format. CSV: one line per (scenario, placement, algorithm,
+        /// quorum); see `bully_examples::partial::PARTIAL_CSV_HEADER`.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Draws messages against N as an SVG, like seed 003's Figure 8.
     ///
     /// N from 5 to 100 in steps of 5, the three algorithms, Table 1's values marked;
@@ -195,6 +279,13 @@ fn main() -> ExitCode {
         Command::Cases { nodes, format } => cases(&nodes, format),
         Command::Experiments { seed, format } => experiments(seed, format),
         Command::Failover { nodes, format } => failover(&nodes, format),
+        Command::Partial {
+            seeds,
+            algorithm,
+            quorum,
+            scenario,
+            format,
+        } => partial(seeds, &algorithm, quorum, &scenario, format),
         Command::Plot { file } => plot(&file),
         Command::Trace {
             algorithm,
@@ -268,6 +359,32 @@ fn failover(nodes: &[u64], format: Format) -> Result {
     match format {
         Format::Text => print!("{}", report::failover_text(&rows)),
         Format::Csv => print!("{}", report::failover_csv(&rows)),
+    }
+    Ok(())
+}
+
+fn partial(
+    seeds: u64,
+    algorithms: &[AlgorithmArg],
+    quorum: QuorumArg,
+    scenarios: &[ScenarioArg],
+    format: Format,
+) -> Result {
+    let mut options = PartialOptions {
+        seeds,
+        quorums: quorum.choices(),
+        ..PartialOptions::default()
+    };
+    if !algorithms.is_empty() {
+        options.algorithms = algorithms.iter().map(|&a| a.into()).collect();
+    }
+    if !scenarios.is_empty() {
+        options.scenarios = scenarios.iter().map(|&s| s.into()).collect();
+    }
+    let rows = partial::measure(&options)?;
+    match format {
+        Format::Text => print!("{}", partial::text(&rows)),
+        Format::Csv => print!("{}", partial::csv(&rows)),
     }
     Ok(())
 }

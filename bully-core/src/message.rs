@@ -154,6 +154,10 @@ pub enum Message {
         /// election that would replace it anyway (a higher member's, under
         /// `Preemption::Always`).
         leader: Option<NodeId>,
+        /// With a quorum: the replier's own latest probe (within a leader timeout)
+        /// found that it does not reach a quorum, so it will not stand: the
+        /// prober's election does not ask it.
+        cut_off: bool,
     },
 }
 

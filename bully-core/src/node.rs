@@ -403,7 +403,7 @@ impl Node {
     /// node.start(now);
     /// // It probes before it stands: 1 and 2 reply that they follow nobody.
     /// let probe = node.poll_transmit().unwrap().message;
-    /// let reply = Message::ProbeReply { term: probe.term(), leader: None };
+    /// let reply = Message::ProbeReply { term: probe.term(), leader: None, cut_off: false };
     /// node.handle_message(now, NodeId(1), reply.clone());
     /// node.handle_message(now, NodeId(2), reply);
     /// // After a restart it votes for nobody (itself included) for a follower lease.
@@ -660,7 +660,11 @@ impl Node {
                 _ => self.drop_input(DropReason::Unexpected),
             },
             Message::Probe { term } => self.on_probe(now, from, term),
-            Message::ProbeReply { term, leader } => self.on_probe_reply(now, from, term, leader),
+            Message::ProbeReply {
+                term,
+                leader,
+                cut_off,
+            } => self.on_probe_reply(now, from, term, (leader, cut_off)),
         }
     }
 
@@ -708,6 +712,7 @@ impl Node {
             Timer::Stable => self.on_stable(now),
             Timer::Lease => self.on_lease_timeout(now),
             Timer::Probe => self.conclude_probe(now),
+            Timer::DeferredVote => self.cast_deferred_vote(now),
         }
     }
 

@@ -23,13 +23,15 @@ pub(crate) enum Timer {
     Lease,
     /// With a quorum: the connectivity probe's replies are all in.
     Probe,
+    /// With a quorum: the promise that deferred a vote runs out.
+    DeferredVote,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` fires them when several expire at
     /// once: the lease first (a leader whose lease ran out must not send another
     /// heartbeat), then leadership duties, detection, elections.
-    pub(crate) const ALL: [Timer; 8] = [
+    pub(crate) const ALL: [Timer; 9] = [
         Timer::Lease,
         Timer::Heartbeat,
         Timer::Probe,
@@ -38,6 +40,7 @@ impl Timer {
         Timer::Coordinator,
         Timer::RingHop,
         Timer::Stable,
+        Timer::DeferredVote,
     ];
 }
 

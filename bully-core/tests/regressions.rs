@@ -176,6 +176,7 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
     let reply = bully_core::Message::ProbeReply {
         term: probe_term,
         leader: None,
+        cut_off: false,
     };
     node.handle_message(now, NodeId(1), reply.clone());
     node.handle_message(now, NodeId(2), reply);

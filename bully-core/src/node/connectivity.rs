@@ -61,6 +61,8 @@ struct Probe {
     takeover: bool,
     /// The latest term a reply carried.
     latest_term: Term,
+    /// Repliers that said they do not reach a quorum.
+    cut_off: Vec<NodeId>,
     /// Voters that replied, with the leader each named.
     replied: BTreeMap<NodeId, Option<NodeId>>,
 }
@@ -217,6 +219,7 @@ impl Node {
             stand,
             takeover: self.connectivity.taking_over,
             latest_term: self.term,
+            cut_off: Vec::new(),
             replied: BTreeMap::new(),
         });
         let term = self.term;
@@ -241,6 +244,7 @@ impl Node {
                 // cluster stands in a term above the current one at once.
                 term: term.max(self.term),
                 leader: leader.filter(|&leader| leader != from),
+                cut_off: self.known_unconnected(now),
             },
         );
     }
@@ -256,13 +260,14 @@ impl Node {
         (now < Self::after(heard, self.config.leader_timeout())).then_some(leader.id)
     }
 
-    /// `ProbeReply` from `from`.
+    /// `ProbeReply` from `from`: the leader it named, and whether it said it is
+    /// cut off from a quorum.
     pub(super) fn on_probe_reply(
         &mut self,
         now: Instant,
         from: NodeId,
         term: Term,
-        leader: Option<NodeId>,
+        (leader, cut_off): (Option<NodeId>, bool),
     ) {
         let voter = self.members.is_voter(from);
         let Some(probe) = self.connectivity.probe.as_mut() else {
@@ -274,6 +279,9 @@ impl Node {
             return;
         }
         probe.replied.insert(from, leader);
+        if cut_off {
+            probe.cut_off.push(from);
+        }
         probe.latest_term = probe.latest_term.max(term);
         self.conclude_probe_if_complete(now);
     }
@@ -364,6 +372,11 @@ impl Node {
                 .follower_lease()
                 .saturating_add(self.config.answer_timeout().saturating_mul(2));
             self.connectivity.cleared_until = Some(Self::after(now, clearance));
+            for &member in &probe.cut_off {
+                // It will not stand: the election does not wait for it (until it
+                // is heard from again, as any suspected member).
+                self.members.suspect(member);
+            }
             self.begin_election(now, self.term.max(probe.latest_term).next());
             return;
         }

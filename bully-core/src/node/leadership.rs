@@ -93,6 +93,7 @@ impl Node {
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
         self.note_leader_resigned(from);
+        self.elect_soon(now, from);
         if self
             .promise
             .is_some_and(|(promised, _)| promised == Some(from))
@@ -102,7 +103,6 @@ impl Node {
             self.promise = None;
             self.cast_deferred_vote(now);
         }
-        self.elect_soon(now, from);
     }
 
     /// The leadership of `leader` is over without a timeout having said so: drop it

@@ -94,10 +94,13 @@ impl Node {
                 }
             }
         }
-        // Votes a sitting leader's followers defer until it resigns take a round
-        // trip more than the others.
-        self.timers
-            .set(Timer::Answer, Self::after(now, self.answer_wait()));
+        // Votes deferred by promises to the leader before take longer: until it
+        // resigns (a round trip more), or until the promises from its last
+        // heartbeat round run out (a heartbeat interval after its lease).
+        let wait = self
+            .answer_wait()
+            .saturating_add(self.config.heartbeat_interval());
+        self.timers.set(Timer::Answer, Self::after(now, wait));
         self.confirm_if_quorum(now);
     }
 
@@ -152,12 +155,14 @@ impl Node {
             self.drop_input(DropReason::Refused);
             return;
         }
-        if self.promised_elsewhere(now, from).is_some() {
-            // Its promise to a sitting leader forbids the vote for now. If that
-            // leader resigns (as it does for a higher claimant under
-            // `Preemption::Always`), the vote is cast then, while the claim
-            // still waits for it.
+        if let Some(until) = self.promised_elsewhere(now, from) {
+            // Its promise to a sitting leader forbids the vote for now. It is
+            // cast when that leader resigns (as it does for a higher claimant
+            // under `Preemption::Always`) or when the promise runs out (a leader
+            // whose lease ended out of this member's sight), if the claim is
+            // still the newest then; the claimant waits long enough for it.
             self.deferred_vote = Some((from, term));
+            self.timers.set(Timer::DeferredVote, until);
             self.drop_input(DropReason::Refused);
             return;
         }
@@ -165,6 +170,7 @@ impl Node {
             return;
         }
         self.deferred_vote = None;
+        self.timers.stop(Timer::DeferredVote);
         if self.phase == Phase::Leading {
             // It yields to the claimant: it tells its followers it no longer
             // leads, which frees their promises to it, so they vote too.
@@ -299,7 +305,13 @@ impl Node {
     /// The promise to `leader` was released (it resigned): cast a vote that
     /// waited for that.
     pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
-        if let Some((claimant, term)) = self.deferred_vote.take() {
+        self.timers.stop(Timer::DeferredVote);
+        let Some((claimant, term)) = self.deferred_vote.take() else {
+            return;
+        };
+        if self.term <= term {
+            // Decided as if the claim arrived now (the claimant may have moved on;
+            // then the vote is an outdated acknowledgement it drops).
             self.on_claim(now, claimant, term);
         }
     }

@@ -66,6 +66,7 @@ fn one_of_each_kind() -> Vec<Message> {
         Message::ProbeReply {
             term,
             leader: Some(NodeId(8)),
+            cut_off: true,
         },
     ];
     let kinds: Vec<MessageKind> = messages.iter().map(Message::kind).collect();
@@ -93,8 +94,13 @@ fn message() -> impl Strategy<Value = Message> {
         term().prop_map(|term| Message::Resign { term }),
         term().prop_map(|term| Message::Takeover { term }),
         term().prop_map(|term| Message::Probe { term }),
-        (term(), prop::option::of(node_id()))
-            .prop_map(|(term, leader)| Message::ProbeReply { term, leader }),
+        (term(), prop::option::of(node_id()), any::<bool>()).prop_map(|(term, leader, cut_off)| {
+            Message::ProbeReply {
+                term,
+                leader,
+                cut_off,
+            }
+        }),
         (term(), node_id(), active()).prop_map(|(term, initiator, active)| {
             Message::RingElection {
                 term,

@@ -11,8 +11,9 @@ use std::process::ExitCode;
 
 use bully_core::sim::Simulation;
 use bully_core::sim::scenario;
-use bully_core::{Algorithm, Config, NodeId};
+use bully_core::{Algorithm, Config, NodeId, Quorum};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
+use bully_examples::costs::{self, COST_NODES};
 use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -50,6 +51,24 @@ impl From<AlgorithmArg> for Algorithm {
             AlgorithmArg::Classic => Algorithm::Classic,
             AlgorithmArg::Modified => Algorithm::Modified,
             AlgorithmArg::Ring => Algorithm::Ring,
+        }
+    }
+}
+
+/// A quorum, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum QuorumArg {
+    /// Classic Bully: no quorum.
+    None,
+    /// A strict majority of the members.
+    Majority,
+}
+
+impl From<QuorumArg> for Quorum {
+    fn from(quorum: QuorumArg) -> Quorum {
+        match quorum {
+            QuorumArg::None => Quorum::None,
+            QuorumArg::Majority => Quorum::Majority,
         }
     }
 }
@@ -165,6 +184,24 @@ enum Command {
         #[arg(long)]
         timeline: bool,
     },
+    /// What one election costs, per algorithm, with or without a quorum.
+    ///
+    /// Messages and message delays over every initiator of seed 003's setting
+    /// (fewest, mean, most, slowest), seed 001's best and worst cases, a failover
+    /// by timeout and a cold start. `docs/correctness.md` quotes it.
+    Costs {
+        /// Process counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = COST_NODES,
+              value_parser = clap::value_parser!(u64).range(3..=200))]
+        nodes: Vec<u64>,
+        /// The quorum every member runs with.
+        #[arg(long, value_enum, default_value_t = QuorumArg::None)]
+        quorum: QuorumArg,
+        /// Output format. CSV columns: quorum, algorithm, n, case, initiator,
+        /// messages, delays, leader.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// One whole election at scale, timed on the wall clock.
     ///
     /// Members 1..=N, idle with no leader; member 1 alone starts an election. The
@@ -204,6 +241,11 @@ fn main() -> ExitCode {
             timeline,
         } => trace(algorithm.into(), nodes, initiator, mermaid, timeline),
         Command::Scale { algorithm, nodes } => scale(algorithm.into(), nodes),
+        Command::Costs {
+            nodes,
+            quorum,
+            format,
+        } => costs(&nodes, quorum.into(), format),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -331,6 +373,15 @@ fn trace(
             "# Ring, every hop acknowledged: 4N-2 = {}.",
             paper::ring_implementation(nodes)
         ),
+    }
+    Ok(())
+}
+
+fn costs(nodes: &[u64], quorum: Quorum, format: Format) -> Result {
+    let rows = costs::costs(nodes, quorum)?;
+    match format {
+        Format::Text => print!("{}", costs::costs_text(&rows, quorum)),
+        Format::Csv => print!("{}", costs::costs_csv(&rows, quorum)),
     }
     Ok(())
 }

@@ -340,7 +340,13 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
     let disagreed: Vec<String> = rows
         .iter()
         .filter(|row| !row.all_agreed_on_highest())
-        .map(|row| format!("{} N={}", crate::measure::algorithm_name(row.algorithm), row.n))
+        .map(|row| {
+            format!(
+                "{} N={}",
+                crate::measure::algorithm_name(row.algorithm),
+                row.n
+            )
+        })
         .collect();
     if disagreed.is_empty() {
         let _ = writeln!(

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use bully_core::sim::Simulation;
 use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, NodeId, Quorum};
-use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
 use bully_examples::costs::{self, COST_NODES};
+use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
 use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
 use clap::{Parser, Subcommand, ValueEnum};
 

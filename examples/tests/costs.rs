@@ -13,7 +13,7 @@ use common::simulate;
 
 const NODES: [u64; 3] = [5, 10, 25];
 
-fn row<'a>(rows: &'a [CostRow], algorithm: Algorithm, n: u64) -> &'a CostRow {
+fn row(rows: &[CostRow], algorithm: Algorithm, n: u64) -> &CostRow {
     rows.iter()
         .find(|row| row.algorithm == algorithm && row.n == n)
         .expect("every algorithm at every size")

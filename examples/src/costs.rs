@@ -64,6 +64,9 @@ pub struct CostRow {
     pub failover: Cost,
     /// Every member starts at the same instant (seed 004's experiment 2).
     pub cold_start: Cost,
+    /// [`Config::failover_bound`] for `n` members, in message delays: what
+    /// `failover` must stay within (L2).
+    pub failover_bound: f64,
 }
 
 impl CostRow {
@@ -164,7 +167,9 @@ pub fn cost_row(config: &Config, n: u64) -> Result<CostRow, SimError> {
         sim.start_all();
         Ok(())
     })?;
+    let failover_bound = sim.in_delays(config.failover_bound(n as usize));
     Ok(CostRow {
+        failover_bound,
         algorithm: config.algorithm(),
         n,
         initiators,
@@ -225,7 +230,8 @@ fn counts_toward_election(message: &Message, quorum: bool) -> bool {
 
 /// The header of `simulate costs --format csv`: one line per (algorithm, N,
 /// case); `initiator` is the `P` of the `fewest`, `most` and `slowest` cases.
-pub const COSTS_CSV_HEADER: &str = "quorum,algorithm,n,case,initiator,messages,delays,leader";
+/// `bound` is [`Config::failover_bound`] in message delays, on `timeout` lines.
+pub const COSTS_CSV_HEADER: &str = "quorum,algorithm,n,case,initiator,messages,delays,bound,leader";
 
 /// One printed line of a [`CostRow`].
 struct Line {
@@ -238,6 +244,8 @@ struct Line {
     leader: String,
     /// The messages by kind (empty for the mean).
     by_kind: String,
+    /// The bound on the time, where the configuration states one.
+    bound: Option<f64>,
 }
 
 /// The cases of a [`CostRow`], in the order they are printed.
@@ -251,6 +259,7 @@ fn lines(row: &CostRow) -> Vec<Line> {
             .leader
             .map_or_else(|| "-".to_owned(), |id| id.to_string()),
         by_kind: cost.messages.to_string(),
+        bound: None,
     };
     let (fewest_p, fewest) = row.fewest();
     let (most_p, most) = row.most();
@@ -264,12 +273,16 @@ fn lines(row: &CostRow) -> Vec<Line> {
             delays: row.mean_delays(),
             leader: String::new(),
             by_kind: String::new(),
+            bound: None,
         },
         one("most", Some(most_p), most),
         one("slowest", Some(slowest_p), slowest),
         one("best", None, &row.best),
         one("worst", None, &row.worst),
-        one("timeout", None, &row.failover),
+        Line {
+            bound: Some(row.failover_bound),
+            ..one("timeout", None, &row.failover)
+        },
         one("cold", None, &row.cold_start),
     ]
 }
@@ -302,7 +315,8 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
          \x20 best     seed 001's best case: N-1 is told\n\
          \x20 worst    seed 001's worst case: 1 is told\n\
          \x20 timeout  nobody is told; each member's own staggered leader timeout fires\n\
-         \x20          (time counted from the crash, detection included)\n\
+         \x20          (time counted from the crash, detection included; bound =\n\
+         \x20          Config::failover_bound, the L2 bound it must stay within)\n\
          And:\n\
          \x20 cold     all N members start at the same instant\n\n",
         quorum_name(quorum)
@@ -318,6 +332,8 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
                     line.initiator.map_or_else(String::new, |p| p.to_string()),
                     line.messages,
                     format!("{:.1}", line.delays),
+                    line.bound
+                        .map_or_else(String::new, |bound| format!("{bound:.1}")),
                     line.leader,
                     line.by_kind,
                 ]
@@ -332,6 +348,7 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
             "P",
             "messages",
             "T_M",
+            "bound",
             "leader",
             "by kind",
         ],
@@ -371,7 +388,7 @@ pub fn costs_csv(rows: &[CostRow], quorum: Quorum) -> String {
         for line in lines(row) {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{}",
                 quorum_name(quorum),
                 crate::measure::algorithm_name(row.algorithm),
                 row.n,
@@ -379,6 +396,8 @@ pub fn costs_csv(rows: &[CostRow], quorum: Quorum) -> String {
                 line.initiator.map_or_else(String::new, |p| p.to_string()),
                 line.messages,
                 crate::report::csv_delays(line.delays),
+                line.bound
+                    .map_or_else(String::new, crate::report::csv_delays),
                 line.leader,
             );
         }

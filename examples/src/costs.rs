@@ -31,6 +31,9 @@ pub struct Cost {
     /// Time from the trigger until every live member named the same leader, in
     /// message delays (T_M).
     pub delays: f64,
+    /// The longest chain of dependent messages (seed 004's "elapsed time"
+    /// measure; heartbeats do not extend chains).
+    pub depth: u64,
     /// The leader they agreed on, if they did.
     pub leader: Option<NodeId>,
 }
@@ -212,6 +215,7 @@ fn measure(
     Ok(Cost {
         messages,
         delays,
+        depth: sim.max_depth(),
         leader,
     })
 }
@@ -240,6 +244,8 @@ struct Line {
     initiator: Option<u64>,
     messages: String,
     delays: f64,
+    /// The longest chain of dependent messages (empty for the mean).
+    depth: String,
     /// The agreed leader, `-` if the members did not agree, empty for the mean.
     leader: String,
     /// The messages by kind (empty for the mean).
@@ -255,6 +261,7 @@ fn lines(row: &CostRow) -> Vec<Line> {
         initiator,
         messages: cost.total().to_string(),
         delays: cost.delays,
+        depth: cost.depth.to_string(),
         leader: cost
             .leader
             .map_or_else(|| "-".to_owned(), |id| id.to_string()),
@@ -271,6 +278,7 @@ fn lines(row: &CostRow) -> Vec<Line> {
             initiator: None,
             messages: format!("{:.1}", row.mean_messages()),
             delays: row.mean_delays(),
+            depth: String::new(),
             leader: String::new(),
             by_kind: String::new(),
             bound: None,
@@ -304,7 +312,8 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
         "The cost of one election, quorum: {}. Messages from the trigger until the\n\
          election's last message (heartbeats and their acknowledgements excluded; with a\n\
          quorum the leader's first, confirming heartbeat round counted); time until every\n\
-         live member names the same leader, in message delays (T_M = 20 ms).\n\n\
+         live member names the same leader, in message delays (T_M = 20 ms); depth = the\n\
+         longest chain of dependent messages (heartbeats do not extend chains).\n\n\
          Seed 003's setting (N live members, no leader, member P alone starts an election),\n\
          over every initiator P = 1..N:\n\
          \x20 fewest   the P whose election sends the fewest messages\n\
@@ -332,6 +341,7 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
                     line.initiator.map_or_else(String::new, |p| p.to_string()),
                     line.messages,
                     format!("{:.1}", line.delays),
+                    line.depth,
                     line.bound
                         .map_or_else(String::new, |bound| format!("{bound:.1}")),
                     line.leader,
@@ -348,6 +358,7 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
             "P",
             "messages",
             "T_M",
+            "depth",
             "bound",
             "leader",
             "by kind",
@@ -388,7 +399,7 @@ pub fn costs_csv(rows: &[CostRow], quorum: Quorum) -> String {
         for line in lines(row) {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{}",
                 quorum_name(quorum),
                 crate::measure::algorithm_name(row.algorithm),
                 row.n,
@@ -396,6 +407,7 @@ pub fn costs_csv(rows: &[CostRow], quorum: Quorum) -> String {
                 line.initiator.map_or_else(String::new, |p| p.to_string()),
                 line.messages,
                 crate::report::csv_delays(line.delays),
+                line.depth,
                 line.bound
                     .map_or_else(String::new, crate::report::csv_delays),
                 line.leader,

@@ -3,6 +3,7 @@
 //! counts that `table`, `formulas`, `cases`, `failover` and `experiments` print;
 //! with one, the gate only ever adds to them.
 
+use bully_core::sim::scenario;
 use bully_core::{Algorithm, MessageKind, NodeId, Quorum};
 use bully_examples::costs::{self, CostRow};
 use bully_examples::measure::{self, Case};
@@ -80,6 +81,7 @@ fn without_a_quorum_the_crash_cases_are_those_of_cases_failover_and_experiments(
         };
         assert_eq!(cost.messages, case.report.messages, "{case:?}");
         assert_eq!(cost.delays, case.report.delays, "{case:?}");
+        assert_eq!(cost.depth, case.report.depth, "{case:?}");
     }
     for failover in measure::failover(&NODES)
         .unwrap()
@@ -91,16 +93,12 @@ fn without_a_quorum_the_crash_cases_are_those_of_cases_failover_and_experiments(
         assert_eq!(row.failover.delays, failover.report.delays);
     }
     // Seed 004's experiment 2 is the cold start of six dancers.
-    let experiments = measure::experiments(1).unwrap();
     for algorithm in measure::ALGORITHMS {
-        let cold = costs::cost_row(&costs::config(algorithm, Quorum::None), 6)
-            .unwrap()
-            .cold_start;
-        let experiment = experiments
-            .iter()
-            .find(|row| row.number == 2 && row.algorithm == algorithm)
-            .unwrap();
-        assert_eq!(cold.messages, experiment.report.messages, "{algorithm:?}");
+        let config = costs::config(algorithm, Quorum::None);
+        let cold = costs::cost_row(&config, 6).unwrap().cold_start;
+        let experiment = scenario::seed004_experiment(&config, 2, 1).unwrap();
+        assert_eq!(cold.messages, experiment.messages, "{algorithm:?}");
+        assert_eq!(cold.depth, experiment.depth, "{algorithm:?}");
         assert_eq!(cold.leader, Some(NodeId(6)));
     }
 }
@@ -154,9 +152,9 @@ fn simulate_costs_prints_eight_lines_per_algorithm_and_size_as_csv() {
     assert_eq!(lines.next(), Some(costs::COSTS_CSV_HEADER));
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 3 * 8, "{stdout}");
-    assert!(rows.contains(&"none,classic,5,most,1,24,2,,5"), "{stdout}");
+    assert!(rows.contains(&"none,classic,5,most,1,24,2,2,,5"), "{stdout}");
     assert!(
-        rows.contains(&"none,classic,5,mean,,12.0,1.8,,"),
+        rows.contains(&"none,classic,5,mean,,12.0,1.8,,,"),
         "{stdout}"
     );
     let gated = simulate(&["costs", "--nodes", "5", "--quorum", "majority"]);

@@ -58,3 +58,15 @@ fn docs_reproducing_shows_every_commands_output_as_printed() {
         );
     }
 }
+
+#[test]
+fn docs_correctness_shows_the_costs_as_printed() {
+    let doc = include_str!("../../docs/correctness.md");
+    for args in [&["costs"][..], &["costs", "--quorum", "majority"][..]] {
+        assert!(
+            doc.contains(&simulate(args)),
+            "docs/correctness.md, `simulate {}`: {REGENERATE} (docs/regenerate.sh)",
+            args.join(" ")
+        );
+    }
+}

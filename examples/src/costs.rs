@@ -31,8 +31,10 @@ pub struct Cost {
     /// Time from the trigger until every live member named the same leader, in
     /// message delays (T_M).
     pub delays: f64,
-    /// The longest chain of dependent messages (seed 004's "elapsed time"
-    /// measure; heartbeats do not extend chains).
+    /// The longest chain of dependent messages among those counted (seed 004's
+    /// "elapsed time" measure). A heartbeat round's acknowledgements would
+    /// lengthen chains by one every round, so they count here no more than in
+    /// `messages`.
     pub depth: u64,
     /// The leader they agreed on, if they did.
     pub leader: Option<NodeId>,
@@ -205,17 +207,24 @@ fn measure(
     sim.run_until_true(bound, |sim| sim.in_flight() == 0);
     let quorum = config.quorum() != Quorum::None;
     let mut messages = MessageCounts::default();
+    let mut depth = 0;
     for record in &sim.trace()[mark..] {
-        if let TraceEntry::Send { message, .. } = &record.entry {
+        if let TraceEntry::Send {
+            message,
+            depth: chain,
+            ..
+        } = &record.entry
+        {
             if counts_toward_election(message, quorum) {
                 messages[message.kind()] += 1;
+                depth = depth.max(*chain);
             }
         }
     }
     Ok(Cost {
         messages,
         delays,
-        depth: sim.max_depth(),
+        depth,
         leader,
     })
 }
@@ -234,8 +243,10 @@ fn counts_toward_election(message: &Message, quorum: bool) -> bool {
 
 /// The header of `simulate costs --format csv`: one line per (algorithm, N,
 /// case); `initiator` is the `P` of the `fewest`, `most` and `slowest` cases.
+/// `depth` is the longest chain of dependent messages (empty for the mean);
 /// `bound` is [`Config::failover_bound`] in message delays, on `timeout` lines.
-pub const COSTS_CSV_HEADER: &str = "quorum,algorithm,n,case,initiator,messages,delays,bound,leader";
+pub const COSTS_CSV_HEADER: &str =
+    "quorum,algorithm,n,case,initiator,messages,delays,depth,bound,leader";
 
 /// One printed line of a [`CostRow`].
 struct Line {
@@ -313,7 +324,7 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
          election's last message (heartbeats and their acknowledgements excluded; with a\n\
          quorum the leader's first, confirming heartbeat round counted); time until every\n\
          live member names the same leader, in message delays (T_M = 20 ms); depth = the\n\
-         longest chain of dependent messages (heartbeats do not extend chains).\n\n\
+         longest chain of dependent messages among those counted.\n\n\
          Seed 003's setting (N live members, no leader, member P alone starts an election),\n\
          over every initiator P = 1..N:\n\
          \x20 fewest   the P whose election sends the fewest messages\n\

@@ -152,7 +152,10 @@ fn simulate_costs_prints_eight_lines_per_algorithm_and_size_as_csv() {
     assert_eq!(lines.next(), Some(costs::COSTS_CSV_HEADER));
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 3 * 8, "{stdout}");
-    assert!(rows.contains(&"none,classic,5,most,1,24,2,2,,5"), "{stdout}");
+    assert!(
+        rows.contains(&"none,classic,5,most,1,24,2,3,,5"),
+        "{stdout}"
+    );
     assert!(
         rows.contains(&"none,classic,5,mean,,12.0,1.8,,,"),
         "{stdout}"

@@ -198,7 +198,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = QuorumArg::None)]
         quorum: QuorumArg,
         /// Output format. CSV columns: quorum, algorithm, n, case, initiator,
-        /// messages, delays, leader.
+        /// messages, delays, depth, bound (the failover bound, on timeout
+        /// lines), leader.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

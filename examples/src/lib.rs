@@ -6,6 +6,7 @@
 //! loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]
 
+pub mod costs;
 pub mod loopback;
 pub mod measure;
 pub mod paper;

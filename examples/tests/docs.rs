@@ -67,3 +67,15 @@ fn docs_reproducing_shows_the_partial_connectivity_report_as_printed() {
         "docs/reproducing.md, `simulate partial --seeds 16`: {REGENERATE}"
     );
 }
+
+#[test]
+fn docs_correctness_shows_the_costs_as_printed() {
+    let doc = include_str!("../../docs/correctness.md");
+    for args in [&["costs"][..], &["costs", "--quorum", "majority"][..]] {
+        assert!(
+            doc.contains(&simulate(args)),
+            "docs/correctness.md, `simulate {}`: {REGENERATE} (docs/regenerate.sh)",
+            args.join(" ")
+        );
+    }
+}

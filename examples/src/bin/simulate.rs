@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use bully_core::sim::Simulation;
 use bully_core::sim::partial::Scenario;
 use bully_core::sim::scenario;
-use bully_core::{Algorithm, Config, NodeId};
+use bully_core::{Algorithm, Config, NodeId, Quorum};
+use bully_examples::costs::{self, COST_NODES};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
 use bully_examples::partial::{self, PartialOptions, QuorumChoice};
 use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
@@ -108,6 +109,24 @@ impl From<ScenarioArg> for Scenario {
             ScenarioArg::LeaderIsolated => Scenario::LeaderIsolated,
             ScenarioArg::LeaderSendOnly => Scenario::LeaderSendOnly,
             ScenarioArg::LeaderReceiveOnly => Scenario::LeaderReceiveOnly,
+        }
+    }
+}
+
+/// The quorum of `costs`, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CostQuorumArg {
+    /// Classic Bully: no quorum.
+    None,
+    /// A strict majority of the members.
+    Majority,
+}
+
+impl From<CostQuorumArg> for Quorum {
+    fn from(quorum: CostQuorumArg) -> Quorum {
+        match quorum {
+            CostQuorumArg::None => Quorum::None,
+            CostQuorumArg::Majority => Quorum::Majority,
         }
     }
 }
@@ -249,6 +268,25 @@ enum Command {
         #[arg(long)]
         timeline: bool,
     },
+    /// What one election costs, per algorithm, with or without a quorum.
+    ///
+    /// Messages and message delays over every initiator of seed 003's setting
+    /// (fewest, mean, most, slowest), seed 001's best and worst cases, a failover
+    /// by timeout and a cold start. `docs/correctness.md` quotes it.
+    Costs {
+        /// Process counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = COST_NODES,
+              value_parser = clap::value_parser!(u64).range(3..=200))]
+        nodes: Vec<u64>,
+        /// The quorum every member runs with.
+        #[arg(long, value_enum, default_value_t = CostQuorumArg::None)]
+        quorum: CostQuorumArg,
+        /// Output format. CSV columns: quorum, algorithm, n, case, initiator,
+        /// messages, delays, depth, bound (the failover bound, on timeout
+        /// lines), leader.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// One whole election at scale, timed on the wall clock.
     ///
     /// Members 1..=N, idle with no leader; member 1 alone starts an election. The
@@ -295,6 +333,11 @@ fn main() -> ExitCode {
             timeline,
         } => trace(algorithm.into(), nodes, initiator, mermaid, timeline),
         Command::Scale { algorithm, nodes } => scale(algorithm.into(), nodes),
+        Command::Costs {
+            nodes,
+            quorum,
+            format,
+        } => costs(&nodes, quorum.into(), format),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -448,6 +491,15 @@ fn trace(
             "# Ring, every hop acknowledged: 4N-2 = {}.",
             paper::ring_implementation(nodes)
         ),
+    }
+    Ok(())
+}
+
+fn costs(nodes: &[u64], quorum: Quorum, format: Format) -> Result {
+    let rows = costs::costs(nodes, quorum)?;
+    match format {
+        Format::Text => print!("{}", costs::costs_text(&rows, quorum)),
+        Format::Csv => print!("{}", costs::costs_csv(&rows, quorum)),
     }
     Ok(())
 }

@@ -50,7 +50,11 @@ pub fn start_node(setup: NodeSetup<'_>) -> Result<Handle, Error> {
     let codec = Codec::new(setup.cluster, setup.id, setup.incarnation, members, auth)?;
     let peers = setup.peers.iter().map(|(&id, &addr)| (id, addr));
     let transport = UdpTransport::new(setup.socket, codec, peers);
-    let node = Node::new(setup.id, setup.members.iter().copied(), setup.config.clone())?;
+    let node = Node::new(
+        setup.id,
+        setup.members.iter().copied(),
+        setup.config.clone(),
+    )?;
     Ok(bully_tokio::spawn(node, transport))
 }
 

@@ -61,7 +61,11 @@ fn start_node(setup: NodeSetup<'_>) -> Result<Handle, Error> {
     let peers = setup.peers.iter().map(|(&id, &addr)| (id, addr));
     let transport = UdpTransport::new(setup.socket, codec, peers);
     // The state machine, and the task that drives it over the transport.
-    let node = Node::new(setup.id, setup.members.iter().copied(), setup.config.clone())?;
+    let node = Node::new(
+        setup.id,
+        setup.members.iter().copied(),
+        setup.config.clone(),
+    )?;
     Ok(bully_tokio::spawn(node, transport))
 }
 

@@ -44,7 +44,10 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
 
     // Renewed by every acknowledged heartbeat round: current for ten leases.
     tokio::time::sleep(lease * 10).await;
-    assert!(leadership.is_current(), "the guard was not moved by renewals");
+    assert!(
+        leadership.is_current(),
+        "the guard was not moved by renewals"
+    );
     assert_eq!(three.stats().await.unwrap().node.times_leader, 1);
 
     // 3 is cut off: no renewal from now on.
@@ -97,7 +100,10 @@ async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() 
     assert!(first.is_current());
 
     assert!(three.step_down().await.unwrap());
-    assert!(!first.is_current(), "step_down returned with the work not told");
+    assert!(
+        !first.is_current(),
+        "step_down returned with the work not told"
+    );
     // Preemption: 3 takes the leadership back, in a new term.
     let second = three.leadership().await.unwrap();
     assert!(second.token() > first.token());

@@ -368,11 +368,46 @@ impl Handle {
         self.leader.leadership(timeout)
     }
 
-    /// Runs `work` in each leadership of this node on the calling thread
-    /// ([`LeaderWatch::run_while_leader`], which a thread of its own can run on
-    /// a [`leader_watch`](Handle::leader_watch)). Returns when the driver stops.
-    pub fn run_while_leader(&self, work: impl FnMut(Leadership)) {
-        self.leader.run_while_leader(work);
+    /// Runs `work` in each leadership of this node, on a thread of its own, and
+    /// returns that thread: [`LeaderWatch::run_while_leader`] (client-go's loop;
+    /// `work` must return once the leadership's flag is down). The thread ends
+    /// when the driver stops: shut the handle down, then join it.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system cannot start a thread, as [`std::thread::spawn`]
+    /// does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_std::ChannelNetwork;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    /// let (started, starts) = std::sync::mpsc::channel();
+    /// let worker = handle.run_while_leader(move |leadership| {
+    ///     started.send(leadership.token()).unwrap();
+    ///     while leadership.is_current() {
+    ///         // One step of the job, fenced with leadership.token().
+    ///         leadership.wait_ended(Duration::from_millis(10));
+    ///     }
+    /// });
+    /// assert_eq!(starts.recv()?.leader, NodeId(1));
+    /// handle.shutdown()?; // the leadership ends, then the loop
+    /// worker.join().unwrap();
+    /// # Ok(()) }
+    /// ```
+    pub fn run_while_leader<F>(&self, work: F) -> thread::JoinHandle<()>
+    where
+        F: FnMut(Leadership) + Send + 'static,
+    {
+        let watch = self.leader.clone();
+        thread::Builder::new()
+            .name(format!("bully-{}-work", self.id))
+            .spawn(move || watch.run_while_leader(work))
+            .expect("bully-std: failed to start a thread")
     }
 
     /// Adds `member` to the cluster at runtime, reachable at `address`: the

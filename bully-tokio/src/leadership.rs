@@ -26,6 +26,32 @@ use tokio_util::sync::CancellationToken;
 ///
 /// Get one from [`Handle::leadership`](crate::Handle::leadership), or let
 /// [`Handle::run_while_leader`](crate::Handle::run_while_leader) run work in each.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+/// use bully_tokio::MemNetwork;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+/// let leadership = handle.leadership().await?;
+/// // Code that takes a CancellationToken stops with the leadership.
+/// let cancel = leadership.cancellation_token();
+/// let job = tokio::spawn(async move {
+///     let mut writes = 0;
+///     while !cancel.is_cancelled() {
+///         writes += 1; // a write fenced with the leadership's token
+///         tokio::time::sleep(Duration::from_millis(100)).await;
+///     }
+///     writes
+/// });
+/// tokio::time::sleep(Duration::from_millis(550)).await;
+/// handle.step_down().await?;
+/// assert_eq!(job.await?, 6);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Leadership {
     token: FencingToken,

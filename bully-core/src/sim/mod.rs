@@ -304,6 +304,22 @@ impl Simulation {
     /// moves it, as a process that has been running with no leader known (seed
     /// 003's Table 1 setting). No-op for a member that is up; an error for a
     /// crashed one.
+    ///
+    /// ```
+    /// use bully_core::sim::Simulation;
+    /// use bully_core::{Config, NodeId};
+    ///
+    /// let mut sim = Simulation::new(1, (1..=4).map(NodeId), Config::default())?;
+    /// assert!(!sim.is_up(NodeId(4)), "never started: down");
+    /// sim.wake_all();
+    /// assert!(sim.is_up(NodeId(4)));
+    /// // Nobody elects until someone is told to: 1 starts an election, and 4,
+    /// // up but idle, answers and wins it.
+    /// sim.command(NodeId(1), |node, now| node.start_election(now))?;
+    /// sim.run_for(sim.settle_bound());
+    /// assert_eq!(sim.agreed_leader(), Some(NodeId(4)));
+    /// # Ok::<(), bully_core::sim::SimError>(())
+    /// ```
     pub fn wake(&mut self, id: NodeId) -> Result<(), SimError> {
         let index = self.index(id)?;
         let slot = &mut self.slots[index];

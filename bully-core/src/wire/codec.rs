@@ -137,6 +137,22 @@ impl Codec {
     /// with [`Node::add_member`](crate::Node::add_member).
     ///
     /// Errors, changing nothing, if `id` is already a member.
+    ///
+    /// ```
+    /// use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId, WireError};
+    /// use bully_core::{Message, NodeId, Term};
+    ///
+    /// let auth = || Key::new(KeyId(1), b"an example secret of 32 bytes!!!").map(Auth::hmac);
+    /// let mut codec = Codec::new(ClusterId(1), NodeId(1), Incarnation(1), [NodeId(1), NodeId(2)], auth()?)?;
+    /// let heartbeat = Message::Heartbeat { term: Term(1), round: 0 };
+    /// let mut frame = Vec::new();
+    /// assert_eq!(codec.encode(NodeId(3), &heartbeat, &mut frame), Err(WireError::NotMember(NodeId(3))));
+    /// codec.add_member(NodeId(3))?;
+    /// codec.encode(NodeId(3), &heartbeat, &mut frame)?;
+    /// codec.remove_member(NodeId(3))?;
+    /// assert_eq!(codec.members(), &[NodeId(1), NodeId(2)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn add_member(&mut self, id: NodeId) -> Result<(), SetupError> {
         match self.members.binary_search(&id) {
             Ok(_) => Err(ConfigError::DuplicateMember(id).into()),

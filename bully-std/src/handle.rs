@@ -359,7 +359,7 @@ impl Handle {
     /// assert_eq!(leadership.token().leader, NodeId(1));
     /// assert!(leadership.is_current());
     /// handle.step_down()?;
-    /// // Lowered before step_down returned.
+    /// // Raised before step_down returned.
     /// assert!(!leadership.is_current());
     /// assert!(leadership.wait_ended(Duration::ZERO));
     /// # Ok(()) }
@@ -370,7 +370,7 @@ impl Handle {
 
     /// Runs `work` in each leadership of this node, on a thread of its own, and
     /// returns that thread: [`LeaderWatch::run_while_leader`] (client-go's loop;
-    /// `work` must return once the leadership's flag is down). The thread ends
+    /// `work` must return once the leadership's flag is raised). The thread ends
     /// when the driver stops: shut the handle down, then join it.
     ///
     /// # Panics

@@ -260,3 +260,17 @@ fn a_leader_cut_off_from_its_quorum_sees_its_lease_expire_before_anyone_else_lea
         assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     }
 }
+
+#[test]
+fn a_cluster_of_one_with_a_quorum_keeps_its_leadership() {
+    // Its own vote is the majority: each heartbeat round renews its lease
+    // without anyone's acknowledgement, so it leads once and for good.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut sim = bully_core::sim::Simulation::new(1, [NodeId(1)], config).unwrap();
+    sim.start_all();
+    sim.run_for(Duration::from_secs(10));
+    let node = sim.node(NodeId(1)).unwrap();
+    assert_eq!(node.role(), Role::Leader);
+    assert_eq!(node.stats().times_leader, 1);
+    assert_eq!(node.stats().elections_started, 1);
+}

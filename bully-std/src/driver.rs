@@ -1,12 +1,16 @@
 //! The driver thread: owns the `Node`, waits on one channel of [`Input`]s with the
 //! node's deadline as the timeout, and publishes what the node says.
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use bully_core::wire::Auth;
 use bully_core::{CommandError, DurableState, Event, Message, Node, NodeId};
 
+use crate::change::ChangeError;
 use crate::events::Hub;
 use crate::handle::DriverStats;
+use crate::leadership;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, back_off, mpsc};
 use crate::transport::Transport;
 use crate::watch::Publisher;
@@ -28,6 +32,22 @@ pub(crate) enum Input {
     },
     /// `Handle::stats`.
     Stats { reply: mpsc::Sender<DriverStats> },
+    /// `Handle::add_member`.
+    AddMember {
+        member: NodeId,
+        address: SocketAddr,
+        reply: mpsc::Sender<Result<(), ChangeError>>,
+    },
+    /// `Handle::remove_member`.
+    RemoveMember {
+        member: NodeId,
+        reply: mpsc::Sender<Result<(), ChangeError>>,
+    },
+    /// `Handle::set_auth`.
+    SetAuth {
+        auth: Box<Auth>,
+        reply: mpsc::Sender<Result<(), ChangeError>>,
+    },
     /// Step down if leading, send what that says, and stop.
     Shutdown,
     /// Stop at once, telling no one: to the others, a crash.
@@ -126,6 +146,10 @@ pub(crate) struct Driver<T> {
     pub(crate) stats: DriverStats,
     /// The events of the current input, reused.
     pub(crate) batch: Vec<Event>,
+    /// How long before the end of its lease a leadership ends.
+    pub(crate) lease_margin: Duration,
+    /// When the open leadership must end unless the lease is renewed.
+    pub(crate) guard: Option<Instant>,
 }
 
 impl<T: Transport> Driver<T> {
@@ -138,9 +162,13 @@ impl<T: Transport> Driver<T> {
         // is coming (and dropping `self.leader` does the same for the watch).
         let _close = CloseOnDrop(self.hub.clone());
         self.node.start(inbox.now());
-        self.flush();
+        self.flush(inbox.now());
         loop {
-            let input = inbox.recv_until(self.node.poll_timeout());
+            let deadline = match (self.node.poll_timeout(), self.guard) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let input = inbox.recv_until(deadline);
             let now = inbox.now();
             self.stats.wakeups += 1;
             let mut reply = None;
@@ -159,11 +187,23 @@ impl<T: Transport> Driver<T> {
                     reply = Some(Reply::Suspect(to, result));
                 }
                 Some(Input::Stats { reply: to }) => reply = Some(Reply::Stats(to)),
+                Some(Input::AddMember {
+                    member,
+                    address,
+                    reply: to,
+                }) => reply = Some(Reply::Change(to, self.add_member(now, member, address))),
+                Some(Input::RemoveMember { member, reply: to }) => {
+                    reply = Some(Reply::Change(to, self.remove_member(now, member)));
+                }
+                Some(Input::SetAuth { auth, reply: to }) => {
+                    let result = self.transport.set_auth(*auth).map_err(ChangeError::from);
+                    reply = Some(Reply::Change(to, result));
+                }
                 Some(Input::Shutdown) => {
                     // Graceful: a leader tells the others (Resign) so they elect at
                     // once instead of waiting out the leader timeout.
                     self.node.step_down(now);
-                    self.flush();
+                    self.flush(now);
                     return (self.stats(), inbox);
                 }
                 Some(Input::Abort) => return (self.stats(), inbox),
@@ -178,7 +218,7 @@ impl<T: Transport> Driver<T> {
                 self.stats.timeouts += 1;
                 self.node.handle_timeout(now);
             }
-            self.flush();
+            self.flush(now);
             // Reply last, so that a caller of `step_down` sees its effect published.
             match reply {
                 None => {}
@@ -191,14 +231,46 @@ impl<T: Transport> Driver<T> {
                 Some(Reply::Stats(to)) => {
                     let _ = to.send(self.stats());
                 }
+                Some(Reply::Change(to, result)) => {
+                    let _ = to.send(result);
+                }
             }
         }
     }
 
-    /// The rule: durable state first (before any message that depends on it),
-    /// then transmits, then events (the leader before them), then the timeout,
-    /// which the loop reads.
-    fn flush(&mut self) {
+    fn add_member(
+        &mut self,
+        now: Instant,
+        member: NodeId,
+        address: SocketAddr,
+    ) -> Result<(), ChangeError> {
+        if self.node.members().binary_search(&member).is_ok() {
+            return Err(CommandError::AlreadyMember(member).into());
+        }
+        // The transport first, so the node's first message to it has a route.
+        self.transport.add_peer(member, address)?;
+        if let Err(error) = self.node.add_member(now, member) {
+            let _ = self.transport.remove_peer(member);
+            return Err(error.into());
+        }
+        Ok(())
+    }
+
+    fn remove_member(&mut self, now: Instant, member: NodeId) -> Result<(), ChangeError> {
+        // The node first: it sends the member nothing more from here on.
+        self.node.remove_member(now, member)?;
+        self.transport.remove_peer(member)?;
+        Ok(())
+    }
+
+    /// The rule: the leadership first (work that must stop is told before
+    /// anything else happens), durable state (before any message that depends on
+    /// it), then transmits, then events (the leader before them), then the
+    /// timeout, which the loop reads.
+    fn flush(&mut self, now: Instant) {
+        let open = leadership::open_until(&self.node, now, self.lease_margin);
+        self.leader.publish_leadership(open.map(|(token, _)| token));
+        self.guard = open.and_then(|(_, until)| until);
         if let Some(persist) = &mut self.persist {
             let state = self.node.durable_state();
             if state != self.persisted {
@@ -243,6 +315,10 @@ enum Reply {
         Result<(), CommandError>,
     ),
     Stats(mpsc::Sender<DriverStats>),
+    Change(
+        mpsc::Sender<Result<(), ChangeError>>,
+        Result<(), ChangeError>,
+    ),
 }
 
 struct CloseOnDrop(Arc<Hub>);

@@ -1,13 +1,17 @@
 //! [`spawn`], [`Builder`] and [`Handle`]: starting a driver and talking to it.
 
 use std::io;
+use std::net::SocketAddr;
 use std::time::Duration;
 
+use bully_core::wire::Auth;
 use bully_core::{CommandError, DurableState, Leader, Node, NodeId, Role, Stats, Term};
 
+use crate::change::ChangeError;
 use crate::driver::{Driver, DriverInbox, Input, Persist, receive};
 use crate::error::DriverError;
 use crate::events::{Events, Hub};
+use crate::leadership::{self, Leadership};
 use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering, lock, mpsc, thread};
 use crate::transport::Transport;
 use crate::watch::LeaderWatch;
@@ -59,6 +63,7 @@ where
 pub struct Builder {
     event_capacity: usize,
     poll_interval: Duration,
+    lease_margin: Option<Duration>,
     #[cfg(loom)]
     timer_expiries: usize,
 }
@@ -76,6 +81,7 @@ impl Builder {
         Builder {
             event_capacity: 1024,
             poll_interval: Duration::from_millis(50),
+            lease_margin: None,
             #[cfg(loom)]
             timer_expiries: 0,
         }
@@ -94,6 +100,31 @@ impl Builder {
     #[must_use]
     pub fn poll_interval(mut self, interval: Duration) -> Builder {
         self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// With a quorum, how long before the end of its lease
+    /// ([`Node::exclusive_until`]) this node's [`Leadership`] ends: the time the
+    /// work needs to notice the flag and stop, plus the driver thread's own
+    /// lateness. Keep it below the lease minus a heartbeat interval and a round
+    /// trip, or the leadership ends between two renewals. Default: a quarter of
+    /// the node's [`Config::leader_lease`](bully_core::Config::leader_lease).
+    /// Without a quorum it has no effect.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use bully_core::{Config, Node, NodeId};
+    /// # let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// # let transport = bully_std::ChannelNetwork::new().endpoint(NodeId(1));
+    /// let handle = bully_std::Builder::new()
+    ///     .lease_margin(Duration::from_millis(150))
+    ///     .spawn(node, transport)?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn lease_margin(mut self, margin: Duration) -> Builder {
+        self.lease_margin = Some(margin);
         self
     }
 
@@ -147,7 +178,12 @@ impl Builder {
             now: std::time::Instant::now(),
             expiries: self.timer_expiries,
         };
+        let lease_margin = self
+            .lease_margin
+            .unwrap_or_else(|| leadership::default_margin(&node));
         let driver = Driver {
+            lease_margin,
+            guard: None,
             persisted: node.durable_state(),
             node,
             transport: transport.clone(),
@@ -304,6 +340,133 @@ impl Handle {
     /// driver stopped without one.
     pub fn wait_for_leader(&self, timeout: Duration) -> Result<Leader, DriverError> {
         self.leader.wait_for_leader(timeout)
+    }
+
+    /// Blocks until this node leads, at most `timeout`, and returns that
+    /// [`Leadership`] ([`LeaderWatch::leadership`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Node, NodeId, Quorum};
+    /// use bully_std::ChannelNetwork;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
+    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    ///
+    /// let leadership = handle.leadership(Duration::from_secs(5))?;
+    /// assert_eq!(leadership.token().leader, NodeId(1));
+    /// assert!(leadership.is_current());
+    /// handle.step_down()?;
+    /// // Raised before step_down returned.
+    /// assert!(!leadership.is_current());
+    /// assert!(leadership.wait_ended(Duration::ZERO));
+    /// # Ok(()) }
+    /// ```
+    pub fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
+        self.leader.leadership(timeout)
+    }
+
+    /// Runs `work` in each leadership of this node, on a thread of its own, and
+    /// returns that thread: [`LeaderWatch::run_while_leader`] (client-go's loop;
+    /// `work` must return once the leadership's flag is raised). The thread ends
+    /// when the driver stops: shut the handle down, then join it.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system cannot start a thread, as [`std::thread::spawn`]
+    /// does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_std::ChannelNetwork;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    /// let (started, starts) = std::sync::mpsc::channel();
+    /// let worker = handle.run_while_leader(move |leadership| {
+    ///     started.send(leadership.token()).unwrap();
+    ///     while leadership.is_current() {
+    ///         // One step of the job, fenced with leadership.token().
+    ///         leadership.wait_ended(Duration::from_millis(10));
+    ///     }
+    /// });
+    /// assert_eq!(starts.recv()?.leader, NodeId(1));
+    /// handle.shutdown()?; // the leadership ends, then the loop
+    /// worker.join().unwrap();
+    /// # Ok(()) }
+    /// ```
+    pub fn run_while_leader<F>(&self, work: F) -> thread::JoinHandle<()>
+    where
+        F: FnMut(Leadership) + Send + 'static,
+    {
+        let watch = self.leader.clone();
+        thread::Builder::new()
+            .name(format!("bully-{}-work", self.id))
+            .spawn(move || watch.run_while_leader(work))
+            .expect("bully-std: failed to start a thread")
+    }
+
+    /// Adds `member` to the cluster at runtime, reachable at `address`: the
+    /// transport learns it first ([`Transport::add_peer`]), then the node
+    /// ([`Node::add_member`], whose caveats apply: every member must make the
+    /// same change, one at a time, while the cluster is stable).
+    ///
+    /// ```
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_std::ChannelNetwork;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    /// handle.add_member(NodeId(2), "127.0.0.1:7002".parse()?)?;
+    /// handle.remove_member(NodeId(2))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn add_member(&self, member: NodeId, address: SocketAddr) -> Result<(), ChangeError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(
+            Input::AddMember {
+                member,
+                address,
+                reply,
+            },
+            answer,
+        )?
+    }
+
+    /// Removes `member` from the cluster at runtime: the node first (it sends the
+    /// member nothing more, [`Node::remove_member`]), then the transport, which
+    /// refuses the member's frames from then on ([`Transport::remove_peer`]).
+    /// Nothing changes if the node refuses.
+    pub fn remove_member(&self, member: NodeId) -> Result<(), ChangeError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(Input::RemoveMember { member, reply }, answer)?
+    }
+
+    /// Replaces the transport's keys without a restart, one step of a rotation
+    /// (see [`Auth`] for the three steps): the replay windows and sequence
+    /// numbers are kept.
+    ///
+    /// ```no_run
+    /// use bully_core::wire::{Auth, Key};
+    /// # fn rotate(handle: &bully_std::Handle, old: Key, new: Key) -> Result<(), bully_std::ChangeError> {
+    /// // Step 1 on every member, then step 2 on every member, then step 3.
+    /// handle.set_auth(Auth::Hmac { current: old, previous: Some(new.clone()) })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_auth(&self, auth: Auth) -> Result<(), ChangeError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(
+            Input::SetAuth {
+                auth: Box::new(auth),
+                reply,
+            },
+            answer,
+        )?
     }
 
     /// A subscription to the node's events. The first call's subscription starts

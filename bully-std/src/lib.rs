@@ -2,20 +2,24 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod change;
 mod channel;
 mod driver;
 mod error;
 mod events;
 mod handle;
+mod leadership;
 mod sync;
 mod transport;
 mod udp;
 mod watch;
 
+pub use change::ChangeError;
 pub use channel::{ChannelNetwork, ChannelStats, ChannelTransport};
 pub use error::DriverError;
 pub use events::{Events, RecvError};
 pub use handle::{Builder, DriverStats, Handle, spawn, spawn_persisting};
+pub use leadership::Leadership;
 pub use transport::Transport;
 pub use udp::{UdpSetupError, UdpTransport};
 
@@ -33,6 +37,7 @@ mod tests {
         send_sync::<crate::Handle>();
         send_sync::<crate::LeaderWatch>();
         send_sync::<crate::Events>();
+        send_sync::<crate::Leadership>();
         send_sync::<crate::UdpTransport>();
         send_sync::<crate::ChannelTransport>();
         send_sync::<crate::ChannelNetwork>();

@@ -1,9 +1,11 @@
 //! [`Transport`]: how a driver reaches the other members.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bully_core::wire::Auth;
 use bully_core::{Message, NodeId};
 
 /// A blocking, datagram-like link to the other members of the cluster.
@@ -81,6 +83,37 @@ pub trait Transport: Send + Sync + 'static {
     fn dropped(&self) -> u64 {
         0
     }
+
+    /// Starts reaching `member`, added to the cluster at runtime, at `address`
+    /// ([`Handle::add_member`](crate::Handle::add_member) calls it before the node
+    /// hears of the member). The default refuses (`ErrorKind::Unsupported`).
+    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        let _ = (member, address);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this transport cannot add a peer",
+        ))
+    }
+
+    /// Stops reaching `member`, removed from the cluster, and refuses what it
+    /// sends ([`Handle::remove_member`](crate::Handle::remove_member) calls it
+    /// after the node removed it, so the node sends it nothing more anyway). The
+    /// default does nothing.
+    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
+        let _ = member;
+        Ok(())
+    }
+
+    /// Replaces the keys that authenticate frames, one step of a rotation (see
+    /// [`Auth`]). The default refuses (`ErrorKind::Unsupported`): the transport
+    /// does not authenticate.
+    fn set_auth(&self, auth: Auth) -> io::Result<()> {
+        let _ = auth;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this transport has no keys",
+        ))
+    }
 }
 
 /// A shared transport is a transport: keep an `Arc` clone to read a transport's
@@ -97,6 +130,18 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn dropped(&self) -> u64 {
         (**self).dropped()
     }
+
+    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        (**self).add_peer(member, address)
+    }
+
+    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
+        (**self).remove_peer(member)
+    }
+
+    fn set_auth(&self, auth: Auth) -> io::Result<()> {
+        (**self).set_auth(auth)
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -110,5 +155,17 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 
     fn dropped(&self) -> u64 {
         (**self).dropped()
+    }
+
+    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        (**self).add_peer(member, address)
+    }
+
+    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
+        (**self).remove_peer(member)
+    }
+
+    fn set_auth(&self, auth: Auth) -> io::Result<()> {
+        (**self).set_auth(auth)
     }
 }

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use bully_core::wire::{Codec, WireStats};
+use bully_core::wire::{Auth, Codec, WireStats};
 use bully_core::{Message, NodeId};
 
 use crate::transport::Transport;
@@ -66,7 +66,8 @@ pub enum UdpSetupError {
 pub struct UdpTransport {
     socket: UdpSocket,
     id: NodeId,
-    peers: BTreeMap<NodeId, SocketAddr>,
+    /// Where to send; changed at runtime by `add_peer` and `remove_peer`.
+    peers: Mutex<BTreeMap<NodeId, SocketAddr>>,
     /// The codec numbers what it sends and remembers what it accepted: both
     /// threads use it, each briefly.
     codec: Mutex<Codec>,
@@ -87,7 +88,7 @@ impl fmt::Debug for UdpTransport {
         f.debug_struct("UdpTransport")
             .field("id", &self.id)
             .field("local_addr", &self.socket.local_addr().ok())
-            .field("peers", &self.peers)
+            .field("peers", &self.peers())
             .finish_non_exhaustive()
     }
 }
@@ -126,7 +127,7 @@ impl UdpTransport {
         Ok(UdpTransport {
             socket,
             id,
-            peers,
+            peers: Mutex::new(peers),
             codec: Mutex::new(codec),
             send_buf: Mutex::new(Vec::new()),
             recv_state: Mutex::new(RecvState { buf, timeout: None }),
@@ -143,9 +144,12 @@ impl UdpTransport {
         self.socket.local_addr()
     }
 
-    /// Where each peer is sent to.
-    pub fn peers(&self) -> &BTreeMap<NodeId, SocketAddr> {
-        &self.peers
+    /// Where each peer is sent to (a copy: peers can change at runtime).
+    pub fn peers(&self) -> BTreeMap<NodeId, SocketAddr> {
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The codec's counters: frames encoded and accepted, and the datagrams
@@ -160,7 +164,13 @@ impl UdpTransport {
 
 impl Transport for UdpTransport {
     fn send(&self, to: NodeId, message: &Message) -> io::Result<()> {
-        let Some(&addr) = self.peers.get(&to) else {
+        let addr = self
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&to)
+            .copied();
+        let Some(addr) = addr else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("no address for member {to}"),
@@ -213,5 +223,39 @@ impl Transport for UdpTransport {
     /// Every datagram the codec refused ([`WireStats::rejected`]).
     fn dropped(&self) -> u64 {
         self.wire_stats().rejected()
+    }
+
+    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        self.codec
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add_member(member)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(member, address);
+        Ok(())
+    }
+
+    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
+        self.codec
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove_member(member)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&member);
+        Ok(())
+    }
+
+    fn set_auth(&self, auth: Auth) -> io::Result<()> {
+        self.codec
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_auth(auth)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))
     }
 }

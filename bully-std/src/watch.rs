@@ -3,23 +3,27 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use bully_core::Leader;
+use bully_core::{FencingToken, Leader};
 
 use crate::error::DriverError;
-use crate::sync::{Arc, Condvar, Mutex, lock, wait_timeout};
+use crate::leadership::Leadership;
+use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering, lock, wait_timeout};
 
-/// What the driver publishes: the leader, and whether the driver still runs.
-#[derive(Clone, Copy, Debug)]
-struct State {
+/// What the driver publishes: the leader, this node's open leadership, and
+/// whether the driver still runs.
+#[derive(Clone, Debug)]
+pub(crate) struct State {
     leader: Option<Leader>,
+    leadership: Option<Leadership>,
     stopped: bool,
 }
 
-/// The shared cell: one mutex, so `(id, term)` is always read as one value.
+/// The shared cell: one mutex, so `(id, term)` is always read as one value, and
+/// one condition variable for every change (a leadership's end included).
 #[derive(Debug)]
-struct Cell {
-    state: Mutex<State>,
-    changed: Condvar,
+pub(crate) struct Cell {
+    pub(crate) state: Mutex<State>,
+    pub(crate) changed: Condvar,
 }
 
 /// A read-only view of the leader a node has accepted, as its driver publishes it.
@@ -42,7 +46,7 @@ pub struct LeaderWatch {
 
 impl fmt::Debug for LeaderWatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = *lock(&self.cell.state);
+        let state = lock(&self.cell.state).clone();
         f.debug_struct("LeaderWatch")
             .field("leader", &state.leader)
             .field("stopped", &state.stopped)
@@ -56,6 +60,7 @@ impl LeaderWatch {
         let cell = Arc::new(Cell {
             state: Mutex::new(State {
                 leader: None,
+                leadership: None,
                 stopped: false,
             }),
             changed: Condvar::new(),
@@ -65,6 +70,7 @@ impl LeaderWatch {
             Publisher {
                 cell,
                 published: None,
+                open: None,
             },
         )
     }
@@ -86,6 +92,81 @@ impl LeaderWatch {
     pub fn wait_for_leader(&self, timeout: Duration) -> Result<Leader, DriverError> {
         self.wait_for(timeout, |leader| leader.is_some())
             .map(|leader| leader.expect("the condition holds"))
+    }
+
+    /// Blocks until this node leads, at most `timeout`, and returns that
+    /// [`Leadership`]: its fencing token, and the flag that says when work tied to
+    /// it must stop (see [`Leadership`] for when it is raised, with and without a
+    /// quorum).
+    ///
+    /// Errors with [`DriverError::Timeout`], or [`DriverError::Stopped`] if the
+    /// driver stops first.
+    pub fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut state = lock(&self.cell.state);
+        loop {
+            if let Some(leadership) = state.leadership.as_ref().filter(|l| l.is_current()) {
+                return Ok(leadership.clone());
+            }
+            if state.stopped {
+                return Err(DriverError::Stopped);
+            }
+            let left = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
+            };
+            if left.is_zero() {
+                return Err(DriverError::Timeout);
+            }
+            state = wait_timeout(&self.cell.changed, state, left);
+        }
+    }
+
+    /// Runs `work` in each leadership of this node, on the calling thread,
+    /// client-go's loop: waits until the node leads, calls `work(leadership)`,
+    /// and once `work` has returned, waits for that leadership to end before it
+    /// waits for the next one. Returns when the driver stops.
+    ///
+    /// A thread cannot be cancelled from outside: `work` must watch
+    /// [`Leadership::is_current`] (or block in [`Leadership::wait_ended`]) and
+    /// return promptly once it is `false`. With a quorum the flag is raised before
+    /// any other member can be elected, by the lease margin
+    /// ([`Builder::lease_margin`](crate::Builder::lease_margin)): work that stops
+    /// within the margin never overlaps another leadership's. Without a quorum
+    /// there is no such guarantee: a partitioned old leader keeps working while
+    /// the other side elects.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Node, NodeId, Quorum};
+    /// use bully_std::ChannelNetwork;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
+    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    /// let watch = handle.leader_watch();
+    /// let (started, starts) = std::sync::mpsc::channel();
+    /// let worker = std::thread::spawn(move || {
+    ///     watch.run_while_leader(|leadership| {
+    ///         started.send(leadership.token()).unwrap();
+    ///         while leadership.is_current() {
+    ///             // One step of the job, fenced with leadership.token().
+    ///             leadership.wait_ended(Duration::from_millis(10));
+    ///         }
+    ///     });
+    /// });
+    /// let token = starts.recv()?;
+    /// assert_eq!(token.leader, NodeId(1));
+    /// handle.shutdown()?; // the leadership ends, then the loop
+    /// worker.join().unwrap();
+    /// # Ok(()) }
+    /// ```
+    pub fn run_while_leader(&self, mut work: impl FnMut(Leadership)) {
+        while let Ok(leadership) = self.leadership(Duration::MAX) {
+            work(leadership.clone());
+            leadership.wait_ended(Duration::MAX);
+        }
     }
 
     /// Blocks until `condition` holds for the published leader, and returns that
@@ -136,6 +217,8 @@ pub(crate) struct Publisher {
     cell: Arc<Cell>,
     /// What was last written, so an unchanged leader costs no lock.
     published: Option<Leader>,
+    /// The open leadership's token and flag, so an unchanged one costs no lock.
+    open: Option<(FencingToken, Arc<AtomicBool>)>,
 }
 
 impl Publisher {
@@ -148,13 +231,40 @@ impl Publisher {
         lock(&self.cell.state).leader = leader;
         self.cell.changed.notify_all();
     }
+
+    /// Opens a leadership of `token`, ending the one open before if it is of
+    /// another token; `None` ends the open one.
+    pub(crate) fn publish_leadership(&mut self, token: Option<FencingToken>) {
+        if self.open.as_ref().map(|(open, _)| *open) == token {
+            return;
+        }
+        let mut state = lock(&self.cell.state);
+        // Raised under the lock, so a waiter that checked the flag and is about
+        // to wait cannot miss the notification.
+        if let Some((_, ended)) = self.open.take() {
+            ended.store(true, Ordering::Release);
+        }
+        state.leadership = token.map(|token| {
+            let ended = Arc::new(AtomicBool::new(false));
+            self.open = Some((token, ended.clone()));
+            Leadership::new(token, ended, self.cell.clone())
+        });
+        drop(state);
+        self.cell.changed.notify_all();
+    }
 }
 
 /// The driver stopping, returning or unwinding, marks the watch stopped and wakes
 /// every waiter.
 impl Drop for Publisher {
     fn drop(&mut self) {
-        lock(&self.cell.state).stopped = true;
+        let mut state = lock(&self.cell.state);
+        state.stopped = true;
+        if let Some((_, ended)) = self.open.take() {
+            ended.store(true, Ordering::Release);
+        }
+        state.leadership = None;
+        drop(state);
         self.cell.changed.notify_all();
     }
 }

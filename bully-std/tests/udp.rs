@@ -222,3 +222,56 @@ fn forged_and_garbage_datagrams_are_dropped_and_counted() {
         }
     }
 }
+
+#[test]
+fn a_fourth_member_added_through_the_handles_is_elected_then_removed_and_sent_nothing() {
+    let (handles, mut book) = cluster();
+    for handle in &handles {
+        wait_for_leader_id(&handle.leader_watch(), NodeId(3), Term(0));
+    }
+    // 4 comes up knowing everyone; the three learn its address through their handles.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let four_addr = socket.local_addr().unwrap();
+    for handle in &handles {
+        handle.add_member(NodeId(4), four_addr).unwrap();
+    }
+    book.push((NodeId(4), four_addr));
+    let all = [NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
+    let codec = Codec::new(CLUSTER, NodeId(4), Incarnation(1), all, auth(SECRET)).unwrap();
+    let peers = book.iter().copied().filter(|&(peer, _)| peer != NodeId(4));
+    let transport = UdpTransport::new(socket, codec, peers).unwrap();
+    let four = bully_std::spawn(
+        Node::new(NodeId(4), all, Config::default()).unwrap(),
+        transport,
+    );
+    // The highest member, so everyone follows it.
+    for handle in handles.iter().chain([&four]) {
+        wait_for_leader_id(&handle.leader_watch(), NodeId(4), Term(0));
+    }
+
+    // Removed from the three: they elect 3 again and send 4 nothing more.
+    for handle in &handles {
+        handle.remove_member(NodeId(4)).unwrap();
+    }
+    for handle in &handles {
+        wait_for_leader_id(&handle.leader_watch(), NodeId(3), Term(0));
+    }
+    // What was on its way when the last removal landed has arrived by now.
+    std::thread::sleep(Duration::from_millis(100));
+    let arrived = |handle: &Handle| {
+        let stats = handle.stats().unwrap();
+        stats.messages_received + stats.transport_dropped
+    };
+    let before = arrived(&four);
+    // Ten heartbeat intervals of the default configuration.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        arrived(&four),
+        before,
+        "a removed member was sent something"
+    );
+    // 4 still believes it leads and sends heartbeats: the three refuse them.
+    assert!(handles[0].stats().unwrap().transport_dropped > 0);
+    assert_eq!(handles[0].leader().map(|l| l.id), Some(NodeId(3)));
+    four.shutdown().unwrap();
+}

@@ -1,11 +1,18 @@
 //! The driver task that owns a [`Node`], and the [`Handle`] that talks to it.
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bully_core::wire::Auth;
 use bully_core::{CommandError, DurableState, Event, Leader, Node, NodeId, Stats, Transmit};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::change::ChangeError;
+use crate::leadership::{self, Leadership, Leaderships};
 use crate::transport::{Transport, TransportError};
 
 /// How many events a slow [`Handle::events`] subscriber may fall behind before it
@@ -39,6 +46,9 @@ pub struct DriverStats {
     pub send_errors: u64,
     /// Errors the transport returned from `recv` (counted, never fatal).
     pub recv_errors: u64,
+    /// Times `recv` handed the loop back after refusing a run of datagrams
+    /// ([`TransportError::Refused`]): not errors.
+    pub recv_yields: u64,
     /// Input the transport refused before it reached the node
     /// ([`Transport::dropped`]).
     pub transport_dropped: u64,
@@ -56,12 +66,18 @@ pub enum DriverError {
     /// The task panicked (a bug: please report it).
     #[error("the driver task panicked")]
     Panicked,
+    /// What was waited for did not happen in time.
+    #[error("timed out")]
+    Timeout,
 }
 
 enum Command {
     StepDown(oneshot::Sender<bool>),
     Suspect(NodeId, oneshot::Sender<Result<(), CommandError>>),
     Stats(oneshot::Sender<DriverStats>),
+    AddMember(NodeId, SocketAddr, oneshot::Sender<Result<(), ChangeError>>),
+    RemoveMember(NodeId, oneshot::Sender<Result<(), ChangeError>>),
+    SetAuth(Box<Auth>, oneshot::Sender<Result<(), ChangeError>>),
     Shutdown,
 }
 
@@ -79,7 +95,7 @@ enum Command {
 ///
 /// Outside a tokio runtime, as `tokio::spawn` does.
 pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
-    spawn_inner(node, transport, None)
+    Builder::new().spawn(node, transport)
 }
 
 /// [`spawn`], and call `persist` with the node's [`DurableState`] whenever it
@@ -100,34 +116,102 @@ where
     T: Transport,
     P: FnMut(DurableState) + Send + 'static,
 {
-    spawn_inner(node, transport, Some(Box::new(persist)))
+    Builder::new().spawn_persisting(node, transport, persist)
 }
 
 type Persist = Box<dyn FnMut(DurableState) + Send>;
 
-fn spawn_inner<T: Transport>(node: Node, transport: T, persist: Option<Persist>) -> Handle {
-    let id = node.id();
-    let (command_tx, command_rx) = mpsc::channel(16);
-    let (leader_tx, leader_rx) = watch::channel(None);
-    let (event_tx, event_rx) = broadcast::channel(EVENT_CAPACITY);
-    let driver = Driver {
-        persisted: node.durable_state(),
-        node,
-        transport,
-        commands: command_rx,
-        leader: leader_tx,
-        events: event_tx,
-        persist,
-        stats: DriverStats::default(),
-    };
-    let span = tracing::info_span!("bully", node = %id);
-    let task = tokio::spawn(driver.run().instrument(span));
-    Handle {
-        id,
-        commands: command_tx,
-        leader: leader_rx,
-        events: event_rx,
-        task,
+/// Settings for [`spawn`]: so far, the lease margin of [`Leadership`].
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+/// use bully_tokio::{Builder, MemNetwork};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// let handle = Builder::new()
+///     .lease_margin(Duration::from_millis(100))
+///     .spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+/// # handle.shutdown().await?; Ok(()) }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    lease_margin: Option<Duration>,
+}
+
+impl Builder {
+    /// The defaults: a lease margin of a quarter of the node's
+    /// [`Config::leader_lease`](bully_core::Config::leader_lease).
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// With a quorum, how long before the end of its lease
+    /// ([`Node::exclusive_until`]) this node's [`Leadership`] ends: the time the
+    /// work needs to notice the signal and stop, plus the driver's own lateness.
+    /// Keep it below the lease minus a heartbeat interval and a round trip, or the
+    /// leadership ends between two renewals. Without a quorum it has no effect.
+    #[must_use]
+    pub fn lease_margin(mut self, margin: Duration) -> Builder {
+        self.lease_margin = Some(margin);
+        self
+    }
+
+    /// [`spawn`] with these settings.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
+    pub fn spawn<T: Transport>(self, node: Node, transport: T) -> Handle {
+        self.start(node, transport, None)
+    }
+
+    /// [`spawn_persisting`] with these settings.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
+    pub fn spawn_persisting<T, P>(self, node: Node, transport: T, persist: P) -> Handle
+    where
+        T: Transport,
+        P: FnMut(DurableState) + Send + 'static,
+    {
+        self.start(node, transport, Some(Box::new(persist)))
+    }
+
+    fn start<T: Transport>(self, node: Node, transport: T, persist: Option<Persist>) -> Handle {
+        let id = node.id();
+        let margin = self
+            .lease_margin
+            .unwrap_or_else(|| leadership::default_margin(&node));
+        let (command_tx, command_rx) = mpsc::channel(16);
+        let (leader_tx, leader_rx) = watch::channel(None);
+        let (event_tx, event_rx) = broadcast::channel(EVENT_CAPACITY);
+        let (leaderships, leadership_rx) = Leaderships::new(margin);
+        let driver = Driver {
+            persisted: node.durable_state(),
+            node,
+            transport,
+            commands: command_rx,
+            leader: leader_tx,
+            events: event_tx,
+            leaderships,
+            guard: None,
+            persist,
+            stats: DriverStats::default(),
+        };
+        let span = tracing::info_span!("bully", node = %id);
+        let task = tokio::spawn(driver.run().instrument(span));
+        Handle {
+            id,
+            commands: command_tx,
+            leader: leader_rx,
+            leadership: leadership_rx,
+            events: event_rx,
+            task,
+        }
     }
 }
 
@@ -140,6 +224,7 @@ pub struct Handle {
     id: NodeId,
     commands: mpsc::Sender<Command>,
     leader: watch::Receiver<Option<Leader>>,
+    leadership: watch::Receiver<Option<Leadership>>,
     events: broadcast::Receiver<Event>,
     task: JoinHandle<DriverStats>,
 }
@@ -155,6 +240,174 @@ impl Handle {
     /// while an election runs, and after the task has stopped.
     pub fn leader(&self) -> watch::Receiver<Option<Leader>> {
         self.leader.clone()
+    }
+
+    /// Waits until the node has a leader, at most `timeout`, and returns it.
+    ///
+    /// Errors with [`DriverError::Timeout`], or [`DriverError::Stopped`] if the
+    /// task stops first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+    /// let leader = handle.wait_for_leader(Duration::from_secs(1)).await?;
+    /// assert_eq!(leader.id, NodeId(1));
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_leader(&self, timeout: Duration) -> Result<Leader, DriverError> {
+        let mut leader = self.leader.clone();
+        let wait = leader.wait_for(Option::is_some);
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Ok(leader)) => (*leader).ok_or(DriverError::Stopped),
+            Ok(Err(_)) => Err(DriverError::Stopped),
+            Err(_) => Err(DriverError::Timeout),
+        }
+    }
+
+    /// Waits until this node leads, and returns that [`Leadership`]: its fencing
+    /// token, and the signal that says when work tied to it must stop (see
+    /// [`Leadership`] for when it fires, with and without a quorum).
+    ///
+    /// Errors with [`DriverError::Stopped`] if the task stops first.
+    ///
+    /// ```
+    /// use bully_core::{Config, Node, NodeId, Quorum};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
+    /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+    ///
+    /// let leadership = handle.leadership().await?;
+    /// assert_eq!(leadership.token().leader, NodeId(1));
+    /// assert!(leadership.is_current());
+    /// handle.step_down().await?;
+    /// leadership.ended().await; // fired by the step-down
+    /// assert!(!leadership.is_current());
+    /// # Ok(()) }
+    /// ```
+    pub async fn leadership(&self) -> Result<Leadership, DriverError> {
+        next_leadership(self.leadership.clone()).await
+    }
+
+    /// Runs `work` in each leadership of this node, client-go's loop: waits until
+    /// the node leads, runs `work(leadership)`, cancels it (drops its future) as
+    /// soon as the leadership's signal fires, then waits for the next leadership
+    /// and runs `work` again. Work that finishes early is not restarted within the
+    /// same leadership. Completes when the task stops.
+    ///
+    /// With a quorum, the work of one leadership is cancelled before any other
+    /// member can be elected, so the work of two leaderships never overlaps in
+    /// time (given the clock drift bound of the config). Without a quorum the
+    /// signal follows this node's belief only, and a partitioned old leader keeps
+    /// working while the other side elects: their work overlaps.
+    ///
+    /// The returned future does not borrow the handle: spawn it, and
+    /// [`shutdown`](Handle::shutdown) ends it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use bully_core::{Config, Node, NodeId, Quorum};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
+    /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+    ///
+    /// let started = Arc::new(Mutex::new(Vec::new()));
+    /// let log = started.clone();
+    /// let work = tokio::spawn(handle.run_while_leader(move |leadership| {
+    ///     log.lock().unwrap().push(leadership.token());
+    ///     async move {
+    ///         // The job, e.g. a loop of writes fenced with leadership.token().
+    ///         std::future::pending::<()>().await
+    ///     }
+    /// }));
+    /// handle.leadership().await?;
+    /// tokio::task::yield_now().await;
+    /// handle.shutdown().await?; // ends the leadership, then the loop
+    /// work.await?;
+    /// assert_eq!(started.lock().unwrap().len(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn run_while_leader<F, Fut>(&self, mut work: F) -> impl Future<Output = ()> + use<F, Fut>
+    where
+        F: FnMut(Leadership) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        let leaderships = self.leadership.clone();
+        async move {
+            while let Ok(leadership) = next_leadership(leaderships.clone()).await {
+                let ended = leadership.cancellation_token();
+                let job = work(leadership);
+                tokio::select! {
+                    biased;
+                    () = ended.cancelled() => {}
+                    () = job => ended.cancelled().await,
+                }
+            }
+        }
+    }
+
+    /// Adds `member` to the cluster at runtime, reachable at `address`: the
+    /// transport learns it first ([`Transport::add_peer`]), then the node
+    /// ([`Node::add_member`], whose caveats apply: every member must make the
+    /// same change, one at a time, while the cluster is stable).
+    ///
+    /// ```
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let network = MemNetwork::new();
+    /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+    /// let handle = bully_tokio::spawn(node, network.endpoint(NodeId(1)));
+    /// handle.add_member(NodeId(2), "127.0.0.1:7002".parse()?).await?;
+    /// handle.remove_member(NodeId(2)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_member(&self, member: NodeId, address: SocketAddr) -> Result<(), ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::AddMember(member, address, reply), answer)
+            .await?
+    }
+
+    /// Removes `member` from the cluster at runtime: the node first (it sends the
+    /// member nothing more, [`Node::remove_member`]), then the transport, which
+    /// refuses the member's frames from then on ([`Transport::remove_peer`]).
+    /// Nothing changes if the node refuses.
+    pub async fn remove_member(&self, member: NodeId) -> Result<(), ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::RemoveMember(member, reply), answer)
+            .await?
+    }
+
+    /// Replaces the transport's keys without a restart, one step of a rotation
+    /// (see [`Auth`] for the three steps): the replay windows and sequence
+    /// numbers are kept.
+    ///
+    /// ```no_run
+    /// use bully_core::wire::{Auth, Key, KeyId};
+    /// # async fn rotate(handle: &bully_tokio::Handle, old: Key, new: Key) -> Result<(), bully_tokio::ChangeError> {
+    /// // Step 1 on every member, then step 2 on every member, then step 3.
+    /// handle.set_auth(Auth::Hmac { current: old, previous: Some(new.clone()) }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_auth(&self, auth: Auth) -> Result<(), ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::SetAuth(Box::new(auth), reply), answer)
+            .await?
     }
 
     /// Every [`Event`] from now on, in order. A subscriber that falls more than
@@ -219,6 +472,17 @@ impl Handle {
     }
 }
 
+/// The next current leadership published on `leaderships`.
+async fn next_leadership(
+    mut leaderships: watch::Receiver<Option<Leadership>>,
+) -> Result<Leadership, DriverError> {
+    let current = leaderships
+        .wait_for(|leadership| leadership.as_ref().is_some_and(Leadership::is_current))
+        .await
+        .map_err(|_| DriverError::Stopped)?;
+    current.clone().ok_or(DriverError::Stopped)
+}
+
 async fn join(task: JoinHandle<DriverStats>) -> Result<DriverStats, DriverError> {
     match task.await {
         Ok(stats) => Ok(stats),
@@ -240,6 +504,9 @@ struct Driver<T> {
     commands: mpsc::Receiver<Command>,
     leader: watch::Sender<Option<Leader>>,
     events: broadcast::Sender<Event>,
+    leaderships: Leaderships,
+    /// When the current leadership must end unless the lease is renewed.
+    guard: Option<std::time::Instant>,
     persist: Option<Persist>,
     /// The durable state last handed to `persist` (or restored at creation).
     persisted: DurableState,
@@ -266,15 +533,15 @@ impl<T: Transport> Driver<T> {
         let mut failed_receives: u32 = 0;
 
         loop {
-            let mut deadline = self.node.poll_timeout().map(Instant::from_std);
+            let mut deadline = self.deadline();
             // The clock before the sleep: a deadline that has already passed (the
             // task was busy, or the runtime was slow to poll it) is served now,
             // whatever state the sleep is in.
             if let Some(at) = deadline {
                 let now = Instant::now();
                 if at <= now {
-                    self.on_timeout(now).await;
-                    deadline = self.node.poll_timeout().map(Instant::from_std);
+                    self.on_deadline(now).await;
+                    deadline = self.deadline();
                 }
             }
             // Re-arm if the deadline moved, or if tokio woke the sleep before it
@@ -300,7 +567,9 @@ impl<T: Transport> Driver<T> {
             };
             self.stats.wakeups += 1;
             match &input {
-                Input::Message(Ok(_)) | Input::Timer | Input::Command(_) => failed_receives = 0,
+                Input::Message(Ok(_) | Err(TransportError::Refused(_)))
+                | Input::Timer
+                | Input::Command(_) => failed_receives = 0,
                 Input::Message(Err(_)) => failed_receives += 1,
             }
 
@@ -313,6 +582,9 @@ impl<T: Transport> Driver<T> {
                     self.node.handle_message(now(), from, message);
                     self.flush().await;
                 }
+                // A run of refused datagrams: back to the top of the loop, which
+                // serves any deadline that passed meanwhile.
+                Input::Message(Err(TransportError::Refused(_))) => self.stats.recv_yields += 1,
                 Input::Message(Err(TransportError::Closed)) => {
                     tracing::warn!("transport closed: no longer receiving");
                     receiving = false;
@@ -324,11 +596,12 @@ impl<T: Transport> Driver<T> {
                         tracing::warn!(%error, "receive keeps failing: pausing it until the next timer");
                     }
                 }
-                Input::Timer => self.on_timeout(Instant::now()).await,
+                Input::Timer => self.on_deadline(Instant::now()).await,
             }
         }
 
-        // Graceful stop: a leader tells everyone before the task ends.
+        // Graceful stop: a leader tells everyone before the task ends (and its
+        // leadership ends in the flush, before that is sent).
         if self.node.step_down(now()) {
             tracing::debug!(term = %self.node.term(), "resigning leadership for shutdown");
         }
@@ -337,10 +610,30 @@ impl<T: Transport> Driver<T> {
         self.snapshot()
     }
 
-    async fn on_timeout(&mut self, now: Instant) {
-        self.stats.timeouts += 1;
-        self.node.handle_timeout(now.into_std());
-        self.flush().await;
+    /// The earliest of the node's deadline and the leadership's guard.
+    fn deadline(&self) -> Option<Instant> {
+        let node = self.node.poll_timeout();
+        let earliest = match (node, self.guard) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        earliest.map(Instant::from_std)
+    }
+
+    /// A deadline passed: the node's timers if they are due, and the leadership's
+    /// guard.
+    async fn on_deadline(&mut self, now: Instant) {
+        if self
+            .node
+            .poll_timeout()
+            .is_some_and(|at| at <= now.into_std())
+        {
+            self.stats.timeouts += 1;
+            self.node.handle_timeout(now.into_std());
+            self.flush().await;
+        } else {
+            self.guard = self.leaderships.update(&self.node, now.into_std());
+        }
     }
 
     async fn on_command(&mut self, command: Command) {
@@ -358,13 +651,48 @@ impl<T: Transport> Driver<T> {
             Command::Stats(reply) => {
                 let _ = reply.send(self.snapshot());
             }
+            Command::AddMember(member, address, reply) => {
+                let result = self.add_member(member, address);
+                self.flush().await;
+                let _ = reply.send(result);
+            }
+            Command::RemoveMember(member, reply) => {
+                let result = self.remove_member(member);
+                self.flush().await;
+                let _ = reply.send(result);
+            }
+            Command::SetAuth(auth, reply) => {
+                let result = self.transport.set_auth(*auth).map_err(ChangeError::from);
+                let _ = reply.send(result);
+            }
             Command::Shutdown => {}
         }
     }
 
-    /// The rule after every input: transmits, then events, then (in the loop) the
-    /// deadline.
+    fn add_member(&mut self, member: NodeId, address: SocketAddr) -> Result<(), ChangeError> {
+        if self.node.members().binary_search(&member).is_ok() {
+            return Err(CommandError::AlreadyMember(member).into());
+        }
+        // The transport first, so the node's first message to it has a route.
+        self.transport.add_peer(member, address)?;
+        if let Err(error) = self.node.add_member(now(), member) {
+            let _ = self.transport.remove_peer(member);
+            return Err(error.into());
+        }
+        Ok(())
+    }
+
+    fn remove_member(&mut self, member: NodeId) -> Result<(), ChangeError> {
+        // The node first: it sends the member nothing more from here on.
+        self.node.remove_member(now(), member)?;
+        self.transport.remove_peer(member)?;
+        Ok(())
+    }
+
+    /// The rule after every input: the leadership (work that must stop stops
+    /// first), durable state, transmits, events, then (in the loop) the deadline.
     async fn flush(&mut self) {
+        self.guard = self.leaderships.update(&self.node, now());
         // What the transmits below promise (a term, a vote) is written first.
         if let Some(persist) = &mut self.persist {
             let state = self.node.durable_state();

@@ -35,6 +35,17 @@
 //! # }
 //! ```
 //!
+//! # Work only the leader may do
+//!
+//! [`Handle::leadership`] waits until this node leads and returns a
+//! [`Leadership`]: the fencing token, and a signal that fires when the leadership
+//! ends or, with a quorum, [`Builder::lease_margin`] before its lease
+//! ([`Node::exclusive_until`](bully_core::Node::exclusive_until)) runs out, so the
+//! work stops before any other member can be elected.
+//! [`Handle::run_while_leader`] runs a job in each leadership and cancels it at
+//! the signal. Without a quorum there is no such guarantee: a leader cut off from
+//! the others keeps leading, and working, while they elect another.
+//!
 //! # Transports
 //!
 //! - [`UdpTransport`]: authenticated datagrams (`bully_core::wire`) over a tokio
@@ -62,14 +73,32 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod change;
 mod driver;
+mod leadership;
 mod mem;
 mod transport;
 mod udp;
 
+pub use change::ChangeError;
 pub use driver::{
-    DriverError, DriverStats, EVENT_CAPACITY, Handle, RECV_ERROR_BURST, spawn, spawn_persisting,
+    Builder, DriverError, DriverStats, EVENT_CAPACITY, Handle, RECV_ERROR_BURST, spawn,
+    spawn_persisting,
 };
+pub use leadership::Leadership;
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
-pub use udp::{DatagramSocket, UdpTransport};
+pub use udp::{DatagramSocket, MAX_REFUSED_PER_RECV, UdpTransport};
+
+/// The wire format [`UdpTransport`] speaks: [`Codec`](wire::Codec), keys, cluster
+/// ids, incarnations (re-exported from `bully-core`, so no feature flag is needed).
+pub use bully_core::wire;
+
+/// The `#[async_trait]` attribute [`Transport`] and [`DatagramSocket`] are
+/// declared with, so a custom transport needs no extra dependency:
+/// `#[bully_tokio::async_trait]`.
+pub use async_trait::async_trait;
+
+/// `CancellationToken`, which [`Leadership::cancellation_token`] returns
+/// (re-exported from `tokio-util`).
+pub use tokio_util::sync::CancellationToken;

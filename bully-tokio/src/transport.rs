@@ -1,8 +1,10 @@
 //! The [`Transport`] trait: how the driver reaches the other members.
 
 use std::io;
+use std::net::SocketAddr;
 
 use async_trait::async_trait;
+use bully_core::wire::{Auth, SetupError};
 use bully_core::{Message, NodeId};
 
 /// Carries [`Message`]s between members. The driver owns one and is its only user.
@@ -24,8 +26,12 @@ use bully_core::{Message, NodeId};
 ///   timeout.
 /// - **`recv` filters its own garbage.** Input that cannot be decoded or
 ///   authenticated is counted and dropped inside the transport, which then goes on
-///   waiting; it is not an error. Return an error only for a failure of the
-///   transport itself: the driver counts it and calls `recv` again (after
+///   waiting; it is not an error. But it must not wait through an endless stream
+///   of garbage: after a bounded number of refusals in a row, return
+///   [`TransportError::Refused`], which hands the driver back its loop (to serve
+///   its timers) and is not counted as a failure. Return any other error only for
+///   a failure of the transport itself: the driver counts it and calls `recv`
+///   again (after
 ///   [`RECV_ERROR_BURST`](crate::RECV_ERROR_BURST) failures in a row, only after
 ///   its next timer), except after [`TransportError::Closed`], when it stops
 ///   receiving (and keeps running its timers and sending).
@@ -46,6 +52,32 @@ pub trait Transport: Send + 'static {
     fn dropped(&self) -> u64 {
         0
     }
+
+    /// Starts reaching `member`, added to the cluster at runtime, at `address`
+    /// ([`Handle::add_member`](crate::Handle::add_member) calls it before the node
+    /// hears of the member). The default refuses with
+    /// [`TransportError::Unsupported`].
+    fn add_peer(&mut self, member: NodeId, address: SocketAddr) -> Result<(), TransportError> {
+        let _ = (member, address);
+        Err(TransportError::Unsupported("adding a peer"))
+    }
+
+    /// Stops reaching `member`, removed from the cluster, and refuses what it
+    /// sends ([`Handle::remove_member`](crate::Handle::remove_member) calls it
+    /// after the node has removed it, so the node sends it nothing more anyway).
+    /// The default does nothing.
+    fn remove_peer(&mut self, member: NodeId) -> Result<(), TransportError> {
+        let _ = member;
+        Ok(())
+    }
+
+    /// Replaces the keys that authenticate frames, one step of a rotation (see
+    /// [`Auth`]). The default refuses with [`TransportError::Unsupported`]: the
+    /// transport does not authenticate.
+    fn set_auth(&mut self, auth: Auth) -> Result<(), TransportError> {
+        let _ = auth;
+        Err(TransportError::Unsupported("setting keys"))
+    }
 }
 
 /// A transport's failure to send or receive.
@@ -65,4 +97,15 @@ pub enum TransportError {
     /// The transport will never deliver another message.
     #[error("the transport is closed")]
     Closed,
+    /// Not a failure: `recv` refused this many datagrams in a row (forgeries,
+    /// garbage, replays) and returns so that the driver can serve its timers
+    /// before it waits again. The driver does not count it as an error.
+    #[error("{0} datagrams refused in a row")]
+    Refused(u32),
+    /// The transport does not support the operation named.
+    #[error("the transport does not support {0}")]
+    Unsupported(&'static str),
+    /// A peer or key change the codec refused.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
 }

@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 
 use async_trait::async_trait;
-use bully_core::wire::{Codec, WireStats};
+use bully_core::wire::{Auth, Codec, WireStats};
 use bully_core::{Message, NodeId};
 
 use crate::transport::{Transport, TransportError};
@@ -32,6 +32,12 @@ impl DatagramSocket for tokio::net::UdpSocket {
         tokio::net::UdpSocket::recv_from(self, buf).await
     }
 }
+
+/// How many refused datagrams in a row [`UdpTransport`]'s `recv` drops before it
+/// returns [`TransportError::Refused`], handing the driver its loop back: a flood
+/// of forged frames then costs the node this many decodes between two looks at
+/// its timers, never its schedule.
+pub const MAX_REFUSED_PER_RECV: u32 = 64;
 
 /// One [`bully_core::wire`] frame per datagram: each message authenticated
 /// (HMAC-SHA256 with the cluster's key), addressed, numbered against replay.
@@ -125,6 +131,11 @@ impl<S: DatagramSocket> UdpTransport<S> {
     pub fn socket(&self) -> &S {
         &self.socket
     }
+
+    /// Where each peer is sent to.
+    pub fn peers(&self) -> &BTreeMap<NodeId, SocketAddr> {
+        &self.peers
+    }
 }
 
 #[async_trait]
@@ -141,7 +152,7 @@ impl<S: DatagramSocket> Transport for UdpTransport<S> {
     }
 
     async fn recv(&mut self) -> Result<(NodeId, Message), TransportError> {
-        loop {
+        for _ in 0..MAX_REFUSED_PER_RECV {
             let (len, source) = self.socket.recv_from(&mut self.recv_buf).await?;
             match self.codec.decode(&self.recv_buf[..len]) {
                 Ok(received) => return Ok(received),
@@ -151,9 +162,27 @@ impl<S: DatagramSocket> Transport for UdpTransport<S> {
                 }
             }
         }
+        Err(TransportError::Refused(MAX_REFUSED_PER_RECV))
     }
 
     fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    fn add_peer(&mut self, member: NodeId, address: SocketAddr) -> Result<(), TransportError> {
+        self.codec.add_member(member)?;
+        self.peers.insert(member, address);
+        Ok(())
+    }
+
+    fn remove_peer(&mut self, member: NodeId) -> Result<(), TransportError> {
+        self.codec.remove_member(member)?;
+        self.peers.remove(&member);
+        Ok(())
+    }
+
+    fn set_auth(&mut self, auth: Auth) -> Result<(), TransportError> {
+        self.codec.set_auth(auth)?;
+        Ok(())
     }
 }

@@ -1,6 +1,10 @@
 //! A cluster of real nodes over UDP on 127.0.0.1, in this process: one tokio task
 //! and one socket per node, frames authenticated with a key generated at start.
 //! Used by the `cluster` demo and the `failover` benchmark.
+//!
+//! This module keeps the bookkeeping (ports, crashes, restarts, waiting for
+//! agreement); how one node is set up is a [`StartNode`] function, which the
+//! `cluster` demo writes out in its own file.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,8 +19,48 @@ use tokio::time::Instant;
 /// Anything that can go wrong setting up or running the loopback cluster.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
+/// Everything one node needs to start: what a [`StartNode`] function reads.
+#[derive(Debug)]
+pub struct NodeSetup<'a> {
+    /// The node's id.
+    pub id: NodeId,
+    /// Its socket, bound on 127.0.0.1.
+    pub socket: UdpSocket,
+    /// Every member, this node included.
+    pub members: &'a [NodeId],
+    /// Every member's address.
+    pub peers: &'a BTreeMap<NodeId, SocketAddr>,
+    /// The cluster's id (random per run).
+    pub cluster: ClusterId,
+    /// The cluster's key (random per run).
+    pub secret: &'a [u8; 32],
+    /// This start's incarnation (grows at every restart).
+    pub incarnation: Incarnation,
+    /// The election's settings.
+    pub config: &'a Config,
+}
+
+/// Sets up one node over authenticated UDP and spawns its driver.
+pub type StartNode = fn(NodeSetup<'_>) -> Result<Handle, Error>;
+
+/// The setup the `failover` benchmark uses: the same as the `cluster` demo's.
+pub fn start_node(setup: NodeSetup<'_>) -> Result<Handle, Error> {
+    let auth = Auth::hmac(Key::new(KeyId(1), setup.secret)?);
+    let members = setup.members.iter().copied();
+    let codec = Codec::new(setup.cluster, setup.id, setup.incarnation, members, auth)?;
+    let peers = setup.peers.iter().map(|(&id, &addr)| (id, addr));
+    let transport = UdpTransport::new(setup.socket, codec, peers);
+    let node = Node::new(
+        setup.id,
+        setup.members.iter().copied(),
+        setup.config.clone(),
+    )?;
+    Ok(bully_tokio::spawn(node, transport))
+}
+
 /// Nodes `1..=n` on fresh loopback ports.
 pub struct LoopbackCluster {
+    start_node: StartNode,
     config: Config,
     cluster: ClusterId,
     secret: [u8; 32],
@@ -28,8 +72,18 @@ pub struct LoopbackCluster {
 
 impl LoopbackCluster {
     /// Binds `n` sockets on 127.0.0.1 (ports chosen by the OS), generates a
-    /// random key and cluster id, and starts every node.
+    /// random key and cluster id, and starts every node with [`start_node`].
     pub async fn start(n: u64, config: Config) -> Result<LoopbackCluster, Error> {
+        LoopbackCluster::start_with(n, config, start_node).await
+    }
+
+    /// [`start`](Self::start), setting up each node (now and at every restart)
+    /// with `start_node`.
+    pub async fn start_with(
+        n: u64,
+        config: Config,
+        start_node: StartNode,
+    ) -> Result<LoopbackCluster, Error> {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).map_err(|e| format!("no randomness for the key: {e}"))?;
         let cluster = ClusterId(getrandom::u64().map_err(|e| format!("no randomness: {e}"))?);
@@ -46,6 +100,7 @@ impl LoopbackCluster {
         let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
         let first = Incarnation::from_duration_since_epoch(now).0;
         let mut cluster = LoopbackCluster {
+            start_node,
             config,
             cluster,
             secret,
@@ -172,18 +227,17 @@ impl LoopbackCluster {
     }
 
     fn spawn(&mut self, id: NodeId, socket: UdpSocket) -> Result<(), Error> {
-        let auth = Auth::hmac(Key::new(KeyId(1), &self.secret)?);
-        let incarnation = Incarnation(self.incarnations[&id]);
-        let codec = Codec::new(
-            self.cluster,
+        let handle = (self.start_node)(NodeSetup {
             id,
-            incarnation,
-            self.members.iter().copied(),
-            auth,
-        )?;
-        let transport = UdpTransport::new(socket, codec, self.addrs.iter().map(|(&k, &v)| (k, v)));
-        let node = Node::new(id, self.members.iter().copied(), self.config.clone())?;
-        self.running.insert(id, bully_tokio::spawn(node, transport));
+            socket,
+            members: &self.members,
+            peers: &self.addrs,
+            cluster: self.cluster,
+            secret: &self.secret,
+            incarnation: Incarnation(self.incarnations[&id]),
+            config: &self.config,
+        })?;
+        self.running.insert(id, handle);
         Ok(())
     }
 }

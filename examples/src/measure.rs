@@ -219,7 +219,7 @@ pub fn experiments(seed: u64) -> Result<Vec<ExperimentRow>, SimError> {
             rows.push(ExperimentRow {
                 number,
                 algorithm,
-                report: scenario::seed004_experiment(&config(algorithm), number, seed)?,
+                report: scenario::seed004_experiment(&config(algorithm), number, seed)?.report,
             });
         }
     }

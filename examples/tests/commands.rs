@@ -39,6 +39,42 @@ fn the_cluster_demo_fails_over_and_ends_with_its_summary() {
 }
 
 #[test]
+fn the_leader_job_stops_on_the_old_leader_before_it_starts_on_the_new_one() {
+    let stdout = run(env!("CARGO_BIN_EXE_leader_job"), &[]);
+    let summary = stdout.lines().last().expect("some output");
+    assert!(summary.ends_with(" overlapping=0"), "{stdout}");
+    // Node 3's first job stops before node 2's starts, and 2's before 3's next.
+    // (A node whose lease was renewed late stops and starts again: one run.)
+    let mut events: Vec<(&str, &str)> = Vec::new();
+    for line in stdout.lines() {
+        let Some((_, rest)) = line.split_once("  node ") else {
+            continue;
+        };
+        let Some((node, rest)) = rest.split_once(": job ") else {
+            continue;
+        };
+        let what = rest.split_once(',').map_or(rest, |(what, _)| what);
+        if what == "starts" && events.last() == Some(&(node, "stops")) {
+            events.pop();
+        } else {
+            events.push((node, what));
+        }
+    }
+    assert_eq!(
+        events,
+        [
+            ("3", "starts"),
+            ("3", "stops"),
+            ("2", "starts"),
+            ("2", "stops"),
+            ("3", "starts"),
+            ("3", "stops"),
+        ],
+        "{stdout}"
+    );
+}
+
+#[test]
 fn the_custom_transport_example_hands_over_over_tcp() {
     let stdout = run(env!("CARGO_BIN_EXE_custom_transport"), &[]);
     assert!(stdout.contains("leader: 3 (term"), "{stdout}");

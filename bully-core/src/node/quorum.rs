@@ -270,6 +270,13 @@ impl Node {
             sent_at: Some(now),
             acks: 0,
         };
+        let own = usize::from(self.members.is_voter(self.id));
+        if self.quorum().is_some_and(|quorum| own >= quorum) {
+            // Its own vote is the quorum (a cluster of one): nobody else's
+            // acknowledgement is needed to renew the lease.
+            self.lease_until = Some(Self::after(now, self.config.leader_lease()));
+            self.arm_lease_timer();
+        }
     }
 
     fn arm_lease_timer(&mut self) {

@@ -83,6 +83,9 @@ struct Slot {
     config: Config,
     /// `None` while crashed.
     node: Option<Node>,
+    /// Whether it is up: started (or woken) and not crashed since. A member that
+    /// was never started is down: it answers nothing.
+    up: bool,
     /// The state it had when it crashed, for durable restarts.
     last_state: crate::node::DurableState,
     /// When the current incarnation came up.
@@ -137,6 +140,12 @@ impl Simulation {
     /// A cluster of `members`, all running `config`, none started, every link
     /// reliable with a delay of exactly `config.max_message_delay()` (one "message
     /// time" of the seeds).
+    ///
+    /// A member is down until it is started ([`start`](Self::start)), as seed
+    /// 004's seated dancers are: what is sent to it is lost and it fires no timer.
+    /// Its node exists already, so [`node`](Self::node) shows it and
+    /// [`command`](Self::command) can configure it (a membership change before
+    /// the start, say); [`wake`](Self::wake) brings it up without starting it.
     pub fn new(
         seed: u64,
         members: impl IntoIterator<Item = NodeId>,
@@ -167,6 +176,7 @@ impl Simulation {
                 id,
                 config,
                 node: Some(node),
+                up: false,
                 last_state: crate::node::DurableState::default(),
                 up_since: epoch,
                 depth: 0,
@@ -179,7 +189,8 @@ impl Simulation {
         };
         let link = LinkConfig::reliable(first.config.max_message_delay());
         let quorum = first.config.quorum() != crate::config::Quorum::None;
-        let live = ids.len();
+        // Nobody is up before it is started.
+        let live = 0;
         Ok(Simulation {
             epoch,
             now: epoch,
@@ -249,9 +260,9 @@ impl Simulation {
             .and_then(|index| self.slots[index].node.as_ref())
     }
 
-    /// Whether a member is up.
+    /// Whether a member is up: started (or woken), and not crashed since.
     pub fn is_up(&self, id: NodeId) -> bool {
-        self.node(id).is_some()
+        self.index(id).is_ok_and(|index| self.slots[index].up)
     }
 
     /// The message-delay unit: the default link's fixed delay.
@@ -273,18 +284,65 @@ impl Simulation {
 
     // ----- commands -----
 
-    /// Starts one member (`Node::start`).
+    /// Starts one member (`Node::start`): from now on it is up.
     pub fn start(&mut self, id: NodeId) -> Result<(), SimError> {
         let index = self.index(id)?;
         let now = self.now;
-        let node = self.slots[index]
-            .node
-            .as_mut()
-            .ok_or(SimError::Crashed(id))?;
+        let slot = &mut self.slots[index];
+        let node = slot.node.as_mut().ok_or(SimError::Crashed(id))?;
+        if !slot.up {
+            slot.up = true;
+            self.live += 1;
+        }
         node.start(now);
         self.record(TraceEntry::Start { node: id });
         self.after_input(index);
         Ok(())
+    }
+
+    /// Brings a member up without [`Node::start`]: it answers what it is sent but
+    /// starts nothing of its own until a message, a command or a timer it arms
+    /// moves it, as a process that has been running with no leader known (seed
+    /// 003's Table 1 setting). No-op for a member that is up; an error for a
+    /// crashed one.
+    ///
+    /// ```
+    /// use bully_core::sim::Simulation;
+    /// use bully_core::{Config, NodeId};
+    ///
+    /// let mut sim = Simulation::new(1, (1..=4).map(NodeId), Config::default())?;
+    /// assert!(!sim.is_up(NodeId(4)), "never started: down");
+    /// sim.wake_all();
+    /// assert!(sim.is_up(NodeId(4)));
+    /// // Nobody elects until someone is told to: 1 starts an election, and 4,
+    /// // up but idle, answers and wins it.
+    /// sim.command(NodeId(1), |node, now| node.start_election(now))?;
+    /// sim.run_for(sim.settle_bound());
+    /// assert_eq!(sim.agreed_leader(), Some(NodeId(4)));
+    /// # Ok::<(), bully_core::sim::SimError>(())
+    /// ```
+    pub fn wake(&mut self, id: NodeId) -> Result<(), SimError> {
+        let index = self.index(id)?;
+        let slot = &mut self.slots[index];
+        if slot.node.is_none() {
+            return Err(SimError::Crashed(id));
+        }
+        if !slot.up {
+            slot.up = true;
+            self.live += 1;
+            // What it follows now counts.
+            self.after_input(index);
+        }
+        Ok(())
+    }
+
+    /// [`wake`](Self::wake) for every member that is not crashed.
+    pub fn wake_all(&mut self) {
+        for index in 0..self.slots.len() {
+            let id = self.slots[index].id;
+            // Crashed members stay down; nothing else can fail here.
+            let _ = self.wake(id);
+        }
     }
 
     /// Starts every member at the same instant, in ascending id order.
@@ -323,7 +381,9 @@ impl Simulation {
             self.slots[index].timer_at = None;
             let follows = self.slots[index].follows.take();
             self.unfollow(follows);
-            self.live -= 1;
+            if std::mem::take(&mut self.slots[index].up) {
+                self.live -= 1;
+            }
             self.checker.crashed(index);
             self.record(TraceEntry::Crash { node: id });
         }
@@ -360,7 +420,6 @@ impl Simulation {
         let slot = &mut self.slots[index];
         slot.node = Some(node);
         slot.up_since = self.now;
-        self.live += 1;
         self.faulted = true;
         self.record(TraceEntry::Restart { node: id, durable });
         self.start(id)
@@ -555,7 +614,7 @@ impl Simulation {
         let (from, to) = (in_flight.sender, self.ids[in_flight.to]);
         let now = self.now;
         let slot = &mut self.slots[in_flight.to];
-        let Some(node) = slot.node.as_mut() else {
+        let Some(node) = slot.node.as_mut().filter(|_| slot.up) else {
             self.record(TraceEntry::Undeliverable {
                 from,
                 to,
@@ -585,7 +644,7 @@ impl Simulation {
         let slot = &mut self.slots[index];
         slot.timer_at = None;
         let id = slot.id;
-        if let Some(node) = slot.node.as_mut() {
+        if let Some(node) = slot.node.as_mut().filter(|_| slot.up) {
             node.handle_timeout(now);
             self.record(TraceEntry::Timeout { node: id });
             self.after_input(index);
@@ -615,7 +674,11 @@ impl Simulation {
         }
         self.checker
             .after_input(now, index, node, &self.event_buf, strict);
-        let follows = node.leader().map(|leader| leader.token());
+        // A member that is down follows nobody, whatever its node was told.
+        let follows = node
+            .leader()
+            .map(|leader| leader.token())
+            .filter(|_| slot.up);
         if follows != slot.follows {
             if let Some(token) = slot.follows {
                 Self::count_down(&mut self.following, token);
@@ -778,7 +841,7 @@ impl Simulation {
         self.slots
             .iter()
             .rev()
-            .find(|slot| slot.node.is_some())
+            .find(|slot| slot.up)
             .map(|slot| slot.id)
     }
 
@@ -813,10 +876,8 @@ impl Simulation {
     /// When a member's current incarnation came up.
     pub fn up_since(&self, id: NodeId) -> Option<Instant> {
         let index = self.index(id).ok()?;
-        self.slots[index]
-            .node
-            .as_ref()
-            .map(|_| self.slots[index].up_since)
+        let slot = &self.slots[index];
+        slot.up.then_some(slot.up_since)
     }
 
     fn unfollow(&mut self, follows: Option<FencingToken>) {

@@ -76,6 +76,8 @@ fn one_initiator_run(
     if traced {
         sim.enable_trace();
     }
+    // Up and idle: running processes that know of no leader.
+    sim.wake_all();
     let report = measure(&mut sim, |sim| {
         sim.command(initiator, |node, now| node.start_election(now))
             .map(|_| ())
@@ -108,9 +110,19 @@ pub fn detection(
     crashed: &[NodeId],
     noticers: &[NodeId],
 ) -> Result<ElectionReport, SimError> {
+    detection_run(config, n, crashed, noticers).map(|(report, _)| report)
+}
+
+/// [`detection`], handing back the simulation too, to re-check the run.
+pub fn detection_run(
+    config: &Config,
+    n: u64,
+    crashed: &[NodeId],
+    noticers: &[NodeId],
+) -> Result<(ElectionReport, Simulation), SimError> {
     let mut sim = settled(config, n, 0)?;
     let leader = NodeId(n);
-    measure(&mut sim, |sim| {
+    let report = measure(&mut sim, |sim| {
         for &id in crashed {
             sim.crash(id)?;
         }
@@ -118,7 +130,8 @@ pub fn detection(
             sim.command(id, |node, now| node.suspect(now, leader))??;
         }
         Ok(())
-    })
+    })?;
+    Ok((report, sim))
 }
 
 /// Seed 001's best case: the second-highest member notices that the leader
@@ -166,50 +179,101 @@ fn failover_run(
     Ok((report, sim))
 }
 
-/// Seed 004's experiments with six dancers (`number` 1 to 5). `seed` plays the die.
+/// One run of a seed 004 experiment: what it cost, whom the die picked, and the
+/// simulation itself, so a run can be re-checked (its trace, its nodes).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Seed004Run {
+    /// What the election cost.
+    pub report: ElectionReport,
+    /// Experiment 1: the order in which the dancers stood up; empty otherwise.
+    pub order: Vec<NodeId>,
+    /// The dancers that sat down (crashed): the leader, and in experiment 5 one
+    /// more. Empty in experiments 1 and 2.
+    pub crashed: Vec<NodeId>,
+    /// The dancers that noticed the leader was gone (experiments 3 to 5).
+    pub noticers: Vec<NodeId>,
+    /// The simulation, after the run.
+    pub sim: Simulation,
+}
+
+/// Seed 004's experiments with six dancers (`number` 1 to 5). `seed` plays the die;
+/// the run says which dancers it picked.
 ///
-/// 1. Start-up from everyone sitting, one dancer at a time in a random order.
+/// 1. Start-up from everyone sitting, one dancer at a time in a random order (a
+///    dancer not yet started is down, as a seated dancer is).
 /// 2. Start-up with everyone standing up at once.
 /// 3. From everyone active, the leader sits down and one random dancer notices.
 /// 4. The leader sits down and two random dancers notice at the same moment.
 /// 5. The leader and one other dancer sit down and one random dancer notices.
-pub fn seed004_experiment(
-    config: &Config,
-    number: u8,
-    seed: u64,
-) -> Result<ElectionReport, SimError> {
+///
+/// ```
+/// use bully_core::Config;
+/// use bully_core::sim::scenario;
+///
+/// let run = scenario::seed004_experiment(&Config::default(), 5, 7)?;
+/// // Re-check the run: the dancers that sat down are down, the others agree.
+/// for &id in &run.crashed {
+///     assert!(!run.sim.is_up(id));
+/// }
+/// assert_eq!(run.noticers.len(), 1);
+/// assert_eq!(run.sim.agreed_leader(), run.report.leader);
+/// # Ok::<(), bully_core::sim::SimError>(())
+/// ```
+pub fn seed004_experiment(config: &Config, number: u8, seed: u64) -> Result<Seed004Run, SimError> {
     const DANCERS: u64 = 6;
     let leader = NodeId(DANCERS);
     let mut die = ChaCha8Rng::seed_from_u64(seed);
     let mut others: Vec<NodeId> = members(DANCERS - 1).collect();
     others.shuffle(&mut die);
+    let detect = |crashed: Vec<NodeId>, noticers: Vec<NodeId>| {
+        let (report, sim) = detection_run(config, DANCERS, &crashed, &noticers)?;
+        Ok(Seed004Run {
+            report,
+            order: Vec::new(),
+            crashed,
+            noticers,
+            sim,
+        })
+    };
     match number {
         1 => {
             let mut sim = Simulation::new(seed, members(DANCERS), config.clone())?;
             let mut order: Vec<NodeId> = members(DANCERS).collect();
             order.shuffle(&mut die);
-            for &id in &order {
-                sim.crash(id)?;
-            }
             let settle = sim.settle_bound();
-            measure(&mut sim, |sim| {
+            let report = measure(&mut sim, |sim| {
                 for &id in &order {
-                    sim.restart(id)?;
+                    sim.start(id)?;
                     sim.run_until_true(settle, |sim| sim.agreed_leader().is_some());
                 }
                 Ok(())
+            })?;
+            Ok(Seed004Run {
+                report,
+                order,
+                crashed: Vec::new(),
+                noticers: Vec::new(),
+                sim,
             })
         }
         2 => {
             let mut sim = Simulation::new(seed, members(DANCERS), config.clone())?;
-            measure(&mut sim, |sim| {
+            let report = measure(&mut sim, |sim| {
                 sim.start_all();
                 Ok(())
+            })?;
+            Ok(Seed004Run {
+                report,
+                order: Vec::new(),
+                crashed: Vec::new(),
+                noticers: Vec::new(),
+                sim,
             })
         }
-        3 => detection(config, DANCERS, &[leader], &others[..1]),
-        4 => detection(config, DANCERS, &[leader], &others[..2]),
-        5 => detection(config, DANCERS, &[leader, others[0]], &others[1..2]),
+        3 => detect(vec![leader], others[..1].to_vec()),
+        4 => detect(vec![leader], others[..2].to_vec()),
+        5 => detect(vec![leader, others[0]], others[1..2].to_vec()),
         _ => Err(SimError::UnknownExperiment(number)),
     }
 }

@@ -132,6 +132,58 @@ impl Codec {
         Ok(())
     }
 
+    /// Adds a member at runtime: frames to it can be encoded, and its frames are
+    /// accepted from now on (its replay window starts with its first frame). Pair it
+    /// with [`Node::add_member`](crate::Node::add_member).
+    ///
+    /// Errors, changing nothing, if `id` is already a member.
+    ///
+    /// ```
+    /// use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId, WireError};
+    /// use bully_core::{Message, NodeId, Term};
+    ///
+    /// let auth = || Key::new(KeyId(1), b"an example secret of 32 bytes!!!").map(Auth::hmac);
+    /// let mut codec = Codec::new(ClusterId(1), NodeId(1), Incarnation(1), [NodeId(1), NodeId(2)], auth()?)?;
+    /// let heartbeat = Message::Heartbeat { term: Term(1), round: 0 };
+    /// let mut frame = Vec::new();
+    /// assert_eq!(codec.encode(NodeId(3), &heartbeat, &mut frame), Err(WireError::NotMember(NodeId(3))));
+    /// codec.add_member(NodeId(3))?;
+    /// codec.encode(NodeId(3), &heartbeat, &mut frame)?;
+    /// codec.remove_member(NodeId(3))?;
+    /// assert_eq!(codec.members(), &[NodeId(1), NodeId(2)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_member(&mut self, id: NodeId) -> Result<(), SetupError> {
+        match self.members.binary_search(&id) {
+            Ok(_) => Err(ConfigError::DuplicateMember(id).into()),
+            Err(index) => {
+                self.members.insert(index, id);
+                self.windows.insert(index, None);
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes a member at runtime: nothing more is encoded for it, and its frames
+    /// are refused as a non-member's ([`WireError::NotMember`]). Its replay window
+    /// is forgotten: if it is added back, a frame it sent before its removal could
+    /// be accepted once more (the node's term checks fence it, as after a restart
+    /// of this node).
+    ///
+    /// Errors, changing nothing, if `id` is this node or not a member.
+    pub fn remove_member(&mut self, id: NodeId) -> Result<(), SetupError> {
+        if id == self.id {
+            return Err(ConfigError::MissingSelf(id).into());
+        }
+        let index = self
+            .members
+            .binary_search(&id)
+            .map_err(|_| SetupError::NotMember(id))?;
+        self.members.remove(index);
+        self.windows.remove(index);
+        Ok(())
+    }
+
     /// Replaces the keys (a rotation step, see [`Auth`]), keeping the replay
     /// windows and the sequence numbers.
     pub fn set_auth(&mut self, auth: Auth) -> Result<(), SetupError> {

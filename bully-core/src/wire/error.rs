@@ -100,4 +100,8 @@ pub enum SetupError {
     /// [`MAX_FRAME_LEN`](super::MAX_FRAME_LEN).
     #[error("frame size limit {0} is out of range")]
     FrameLimit(usize),
+    /// [`Codec::remove_member`](super::Codec::remove_member) named a node that is
+    /// not a member.
+    #[error("node {0} is not a member")]
+    NotMember(NodeId),
 }

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::frame::Header;
 use super::*;
-use crate::{Message, MessageKind, NodeId, Term};
+use crate::{ConfigError, Message, MessageKind, NodeId, Term};
 
 const CLUSTER: ClusterId = ClusterId(0xb011_7ec0);
 const MEMBERS: [NodeId; 5] = [NodeId(1), NodeId(2), NodeId(3), NodeId(5), NodeId(8)];
@@ -754,4 +754,60 @@ fn a_three_step_key_rotation_never_refuses_a_frame() {
         receiver.decode(&frame),
         Err(WireError::UnknownKey(KeyId(1)))
     );
+}
+
+#[test]
+fn a_member_added_at_runtime_is_heard_and_a_removed_one_is_refused() {
+    let members = [NodeId(1), NodeId(6)];
+    let mut newcomer = Codec::new(CLUSTER, NodeId(6), Incarnation(1), members, hmac()).unwrap();
+    let mut receiver = codec(1);
+    let mut frame = Vec::new();
+    newcomer
+        .encode(NodeId(1), &heartbeat(), &mut frame)
+        .unwrap();
+    // Before it is added, 6 is a stranger.
+    assert_eq!(
+        receiver.decode(&frame),
+        Err(WireError::NotMember(NodeId(6)))
+    );
+    assert!(
+        receiver
+            .encode(NodeId(6), &heartbeat(), &mut Vec::new())
+            .is_err()
+    );
+
+    receiver.add_member(NodeId(6)).unwrap();
+    assert_eq!(
+        receiver.add_member(NodeId(6)),
+        Err(ConfigError::DuplicateMember(NodeId(6)).into())
+    );
+    newcomer
+        .encode(NodeId(1), &heartbeat(), &mut frame)
+        .unwrap();
+    assert_eq!(receiver.decode(&frame), Ok((NodeId(6), heartbeat())));
+    receiver
+        .encode(NodeId(6), &heartbeat(), &mut Vec::new())
+        .unwrap();
+
+    receiver.remove_member(NodeId(6)).unwrap();
+    newcomer
+        .encode(NodeId(1), &heartbeat(), &mut frame)
+        .unwrap();
+    assert_eq!(
+        receiver.decode(&frame),
+        Err(WireError::NotMember(NodeId(6)))
+    );
+    assert_eq!(
+        receiver.encode(NodeId(6), &heartbeat(), &mut Vec::new()),
+        Err(WireError::NotMember(NodeId(6)))
+    );
+    assert_eq!(
+        receiver.remove_member(NodeId(6)),
+        Err(SetupError::NotMember(NodeId(6)))
+    );
+    assert_eq!(
+        receiver.remove_member(NodeId(1)),
+        Err(ConfigError::MissingSelf(NodeId(1)).into())
+    );
+    assert_eq!(receiver.members(), &MEMBERS);
 }

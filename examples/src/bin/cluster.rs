@@ -7,8 +7,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bully_core::{Config, NodeId};
-use bully_examples::loopback::{Error, LoopbackCluster};
+use bully_core::wire::{Auth, Codec, Key, KeyId};
+use bully_core::{Config, Node, NodeId};
+use bully_examples::loopback::{Error, LoopbackCluster, NodeSetup};
+use bully_tokio::{Handle, UdpTransport};
 use clap::Parser;
 use tokio::time::Instant;
 
@@ -39,6 +41,34 @@ async fn main() -> ExitCode {
     }
 }
 
+/// How one node is set up over authenticated UDP: the lines to copy into a
+/// service. (The loopback cluster calls it for each node, and again at each
+/// restart with a new incarnation.)
+fn start_node(setup: NodeSetup<'_>) -> Result<Handle, Error> {
+    // The same 32-byte secret on every member (here random per run; in a service,
+    // from a secret store). Frames are authenticated with HMAC-SHA256.
+    let auth = Auth::hmac(Key::new(KeyId(1), setup.secret)?);
+    // The codec frames, authenticates and numbers this node's messages, and
+    // refuses anything forged, replayed or from another cluster.
+    let codec = Codec::new(
+        setup.cluster,
+        setup.id,
+        setup.incarnation,
+        setup.members.iter().copied(),
+        auth,
+    )?;
+    // One datagram per message, sent to each member's address.
+    let peers = setup.peers.iter().map(|(&id, &addr)| (id, addr));
+    let transport = UdpTransport::new(setup.socket, codec, peers);
+    // The state machine, and the task that drives it over the transport.
+    let node = Node::new(
+        setup.id,
+        setup.members.iter().copied(),
+        setup.config.clone(),
+    )?;
+    Ok(bully_tokio::spawn(node, transport))
+}
+
 fn ms(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1e3)
 }
@@ -53,7 +83,7 @@ async fn run(n: u64) -> Result<(), Error> {
     let next = NodeId(n - 1);
 
     let started = Instant::now();
-    let mut cluster = LoopbackCluster::start(n, config.clone()).await?;
+    let mut cluster = LoopbackCluster::start_with(n, config.clone(), start_node).await?;
     let bound = cluster.failover_bound();
     println!("Starting {n} nodes on 127.0.0.1 (UDP, HMAC-SHA256 with a freshly generated key):");
     for (id, addr) in cluster.addrs() {

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bully_core::{Config, Message, Node, NodeId, Term};
-use bully_tokio::{Transport, TransportError};
+// bully-tokio re-exports the attribute its `Transport` trait is declared with.
+use bully_tokio::{Transport, TransportError, async_trait};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;

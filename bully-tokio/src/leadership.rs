@@ -1,0 +1,162 @@
+//! [`Leadership`]: this node's leadership as a scope for work, and the driver's
+//! side that opens and ends it.
+
+use std::time::{Duration, Instant};
+
+use bully_core::{FencingToken, Node, Quorum, Role};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// One leadership of this node, as a scope for work only the leader may do: the
+/// fencing token to hand to storage, and a signal that fires when the work must
+/// stop.
+///
+/// The signal fires as soon as the node stops leading, or, with a quorum, as soon
+/// as its guarantee of exclusive leadership is about to lapse: the driver arms its
+/// own deadline at [`Node::exclusive_until`] minus the lease margin
+/// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
+/// a quorum renews the lease. So, under a quorum, the work stops before any other
+/// member can be elected. Without a quorum there is no such guarantee: the signal
+/// only follows what this node believes, and the two sides of a partition can
+/// both lead, and both work, at once.
+///
+/// A leadership whose signal fired never becomes current again. If the lease is
+/// renewed after its margin ran out (a late acknowledgement), the driver opens a
+/// new `Leadership` with the same fencing token.
+///
+/// Get one from [`Handle::leadership`](crate::Handle::leadership), or let
+/// [`Handle::run_while_leader`](crate::Handle::run_while_leader) run work in each.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+/// use bully_tokio::MemNetwork;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+/// let leadership = handle.leadership().await?;
+/// // Code that takes a CancellationToken stops with the leadership.
+/// let cancel = leadership.cancellation_token();
+/// let job = tokio::spawn(async move {
+///     let mut writes = 0;
+///     while !cancel.is_cancelled() {
+///         writes += 1; // a write fenced with the leadership's token
+///         tokio::time::sleep(Duration::from_millis(100)).await;
+///     }
+///     writes
+/// });
+/// tokio::time::sleep(Duration::from_millis(550)).await;
+/// handle.step_down().await?;
+/// assert_eq!(job.await?, 6);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Leadership {
+    token: FencingToken,
+    ended: CancellationToken,
+}
+
+impl Leadership {
+    /// The fencing token `(term, leader)` of this leadership: pass it with every
+    /// write, so that storage refuses a deposed leader's.
+    pub fn token(&self) -> FencingToken {
+        self.token
+    }
+
+    /// Whether the work may go on: `false` once the leadership ended or its
+    /// guarantee is about to lapse.
+    pub fn is_current(&self) -> bool {
+        !self.ended.is_cancelled()
+    }
+
+    /// Completes when the work must stop (at once if it must already). Cancel
+    /// safe.
+    pub async fn ended(&self) {
+        self.ended.cancelled().await;
+    }
+
+    /// The signal as a [`CancellationToken`], for code that takes one. It is a
+    /// child token: cancelling it stops only what holds it, not the leadership.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.ended.child_token()
+    }
+}
+
+/// The driver's side: opens a [`Leadership`] when the node leads (and, with a
+/// quorum, while its lease has more than the margin left), ends it otherwise.
+#[derive(Debug)]
+pub(crate) struct Leaderships {
+    publish: watch::Sender<Option<Leadership>>,
+    margin: Duration,
+}
+
+impl Leaderships {
+    pub(crate) fn new(margin: Duration) -> (Leaderships, watch::Receiver<Option<Leadership>>) {
+        let (publish, receiver) = watch::channel(None);
+        (Leaderships { publish, margin }, receiver)
+    }
+
+    /// Brings the published leadership in line with `node` at `now`; returns the
+    /// instant at which the current one must end unless the lease is renewed.
+    pub(crate) fn update(&mut self, node: &Node, now: Instant) -> Option<Instant> {
+        let open = open_until(node, now, self.margin);
+        let token = open.map(|(token, _)| token);
+        let current = self
+            .publish
+            .borrow()
+            .as_ref()
+            .filter(|leadership| leadership.is_current())
+            .map(Leadership::token);
+        if current != token {
+            self.end();
+            if let Some(token) = token {
+                self.publish.send_replace(Some(Leadership {
+                    token,
+                    ended: CancellationToken::new(),
+                }));
+            }
+        }
+        open.and_then(|(_, until)| until)
+    }
+
+    /// Ends the current leadership, if any.
+    pub(crate) fn end(&mut self) {
+        if let Some(leadership) = self.publish.send_replace(None) {
+            leadership.ended.cancel();
+        }
+    }
+}
+
+impl Drop for Leaderships {
+    /// A driver that stops, however it stops, ends the work.
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The default lease margin: a quarter of the leader's lease, which leaves the
+/// steady state's renewals (a heartbeat interval and a round trip apart) room
+/// while giving the work that much time to notice the signal.
+pub(crate) fn default_margin(node: &Node) -> Duration {
+    node.config().leader_lease() / 4
+}
+
+/// Whether `node` may work as leader at `now`: its fencing token, and the instant
+/// the permission ends (`None`: only when the leadership does, without a quorum).
+pub(crate) fn open_until(
+    node: &Node,
+    now: Instant,
+    margin: Duration,
+) -> Option<(FencingToken, Option<Instant>)> {
+    let leader = node.leader().filter(|leader| leader.id == node.id())?;
+    if node.role() != Role::Leader {
+        return None;
+    }
+    if node.config().quorum() == Quorum::None {
+        return Some((leader.token(), None));
+    }
+    let until = node.exclusive_until()?.checked_sub(margin)?;
+    (now < until).then_some((leader.token(), Some(until)))
+}

@@ -1,0 +1,111 @@
+//! The leadership signal in paused time, counted against the node's own lease:
+//! it stays current while a quorum renews the lease, fires the lease margin before
+//! the lease runs out when the leader is cut off (while the node still leads), and
+//! fires at once on a step-down. Without a quorum it only follows the role.
+
+use std::time::Duration;
+
+use bully_core::{Config, Event, Node, NodeId, Quorum};
+use bully_tokio::{Builder, Handle, MemNetwork};
+use tokio::time::Instant;
+
+const MEMBERS: [NodeId; 3] = [NodeId(1), NodeId(2), NodeId(3)];
+
+fn config(quorum: Quorum) -> Config {
+    Config::default()
+        .with_heartbeat_interval(Duration::from_millis(50))
+        .with_leader_timeout(Duration::from_millis(300))
+        .with_max_message_delay(Duration::from_millis(10))
+        .with_max_processing_time(Duration::from_millis(5))
+        .with_quorum(quorum)
+}
+
+fn cluster(network: &MemNetwork, quorum: Quorum, margin: Duration) -> Vec<Handle> {
+    MEMBERS
+        .iter()
+        .map(|&id| {
+            let node = Node::new(id, MEMBERS, config(quorum)).unwrap();
+            Builder::new()
+                .lease_margin(margin)
+                .spawn(node, network.endpoint(id))
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
+    let margin = Duration::from_millis(60);
+    let lease = config(Quorum::Majority).leader_lease();
+    let network = MemNetwork::new();
+    let handles = cluster(&network, Quorum::Majority, margin);
+    let three = &handles[2];
+    let leadership = three.leadership().await.unwrap();
+    assert_eq!(leadership.token().leader, NodeId(3));
+
+    // Renewed by every acknowledged heartbeat round: current for ten leases.
+    tokio::time::sleep(lease * 10).await;
+    assert!(
+        leadership.is_current(),
+        "the guard was not moved by renewals"
+    );
+    assert_eq!(three.stats().await.unwrap().node.times_leader, 1);
+
+    // 3 is cut off: no renewal from now on.
+    let mut events = three.events();
+    network.partition(&[NodeId(3)], &[NodeId(1), NodeId(2)]);
+    let cut = Instant::now();
+    leadership.ended().await;
+    let ended = Instant::now();
+    // The node still leads: the signal is the driver's own deadline, not the
+    // step-down.
+    assert_eq!(
+        three.leader().borrow().map(|l| l.id),
+        Some(NodeId(3)),
+        "the signal waited for the step-down"
+    );
+    let expired = loop {
+        match events.recv().await.unwrap() {
+            Event::LeaseExpired { term } => {
+                assert_eq!(term, leadership.token().term);
+                break Instant::now();
+            }
+            Event::SteppedDown { .. } => panic!("stepped down before the lease expired"),
+            _ => {}
+        }
+    };
+    // At most a lease after the cut; the margin (to the millisecond tokio's timer
+    // has) before the lease ran out.
+    assert!(ended - cut <= lease, "{:?} after the cut", ended - cut);
+    let ahead = expired - ended;
+    assert!(
+        ahead + Duration::from_millis(1) >= margin && ahead <= margin + Duration::from_millis(1),
+        "the signal fired {ahead:?} before the lease ran out, margin {margin:?}"
+    );
+    // No new leadership opens on the cut-off side.
+    assert!(
+        tokio::time::timeout(lease * 4, three.leadership())
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() {
+    let network = MemNetwork::new();
+    let handles = cluster(&network, Quorum::None, Duration::from_millis(60));
+    let three = &handles[2];
+    let first = three.leadership().await.unwrap();
+    // Without a quorum there is no lease: it stays current as long as 3 leads.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(first.is_current());
+
+    assert!(three.step_down().await.unwrap());
+    assert!(
+        !first.is_current(),
+        "step_down returned with the work not told"
+    );
+    // Preemption: 3 takes the leadership back, in a new term.
+    let second = three.leadership().await.unwrap();
+    assert!(second.token() > first.token());
+    assert!(second.is_current());
+}

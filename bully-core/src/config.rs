@@ -319,14 +319,22 @@ impl Config {
     }
 
     /// How long a starting member with `rank` candidates above it listens before
-    /// it stands, with the staggered start: [`Config::stagger_step`] per rank;
-    /// with a quorum, after a follower lease (the time a start keeps every member
-    /// from voting) and the highest member's probe and claim.
+    /// it stands, with the staggered start: [`Config::stagger_step`] per rank.
+    ///
+    /// Without a quorum, also a heartbeat interval and a message delay, the highest
+    /// included: a member that comes back (or boots after the others) hears the
+    /// sitting leader first and stands in a term above the leader's, so no two
+    /// members lead one term (S4; a vote per term gives this with a quorum). With
+    /// a quorum, after a follower lease (the time a start keeps every member from
+    /// voting) and the highest member's probe and claim.
     pub fn start_wait(&self, rank: usize) -> Duration {
         let rank = u32::try_from(rank).unwrap_or(u32::MAX);
         let staggered = self.stagger_step().saturating_mul(rank);
         match self.quorum {
-            Quorum::None => staggered,
+            Quorum::None => self
+                .heartbeat_interval
+                .saturating_add(self.max_message_delay)
+                .saturating_add(staggered),
             _ => self
                 .follower_lease()
                 .saturating_add(self.answer_timeout().saturating_mul(2))

@@ -455,9 +455,13 @@ impl Node {
         match self.config.preemption() {
             Preemption::Always if self.members.is_candidate(self.id) => {
                 let rank = self.members.rank_below(None);
-                if self.config.staggered_start() && rank > 0 {
+                let alone = self.members.len() == 1;
+                let listen = rank > 0 || (self.quorum().is_none() && !alone);
+                if self.config.staggered_start() && listen {
                     // Listen first: a higher member that boots too announces before
-                    // this one's turn (`Config::with_staggered_start`).
+                    // this one's turn, and a sitting leader's heartbeat tells the
+                    // current term (`Config::with_staggered_start`); with a quorum
+                    // the highest's probe tells it that.
                     let wait = self.config.start_wait(rank);
                     self.timers
                         .set(Timer::LeaderTimeout, Self::after(now, wait));

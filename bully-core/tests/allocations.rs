@@ -37,7 +37,8 @@ fn messages_allocate_nothing_once_warm() {
 
 fn heartbeats_in_and_out_allocate_nothing_once_warm() {
     let members: Vec<NodeId> = (1..=64).map(NodeId).collect();
-    let config = Config::default();
+    // The leader elects as soon as it starts (no staggered start's listening).
+    let config = Config::default().with_staggered_start(false);
     let start = Instant::now();
     let mut leader = Node::new(NodeId(64), members.iter().copied(), config.clone()).unwrap();
     let mut follower = Node::new(NodeId(10), members.iter().copied(), config.clone()).unwrap();

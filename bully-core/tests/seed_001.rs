@@ -6,8 +6,9 @@ use bully_core::sim::Simulation;
 use bully_core::sim::scenario::{self, ElectionReport};
 use bully_core::{Config, MessageKind, NodeId, Role};
 
+/// The seeds' model: a process that recovers starts an election at once.
 fn config() -> Config {
-    Config::default()
+    Config::default().with_staggered_start(false)
 }
 
 fn count(report: &ElectionReport, kind: MessageKind) -> u64 {

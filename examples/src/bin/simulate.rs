@@ -514,7 +514,8 @@ fn scale(algorithm: Algorithm, nodes: u64) -> Result {
 }
 
 fn example(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
-    let config = Config::default();
+    // The seeds' model: "when P recovers, it starts an election" at once.
+    let config = Config::default().with_staggered_start(false);
     let mut sim = Simulation::new(seed, (1..=7).map(NodeId), config.clone())?;
     sim.enable_trace();
     println!("Seed 001's example: processes 1..7, classic Bully.");

@@ -55,3 +55,27 @@ fn process_4s_elections_are_seen_on_their_way_to_5_6_and_7_until_each_lands() {
     assert!(answer.arrives_us > answer.sent_us);
     assert_eq!(sim.in_flight(), sim.messages_in_flight().count());
 }
+
+#[test]
+fn the_next_instant_is_when_4s_elections_land_and_then_when_the_answers_do() {
+    let mut sim = Simulation::new(1, (1..=7).map(NodeId), Config::default()).unwrap();
+    assert_eq!(sim.next_instant(), None, "nobody started: nothing is due");
+    let delay = sim.message_delay();
+    let start = sim.now();
+    sim.command(NodeId(4), |node, now| node.start_election(now))
+        .unwrap();
+    assert_eq!(sim.next_instant(), Some(start + delay));
+    // Three Elections land at that instant, one step each.
+    for _ in 0..3 {
+        assert!(sim.step());
+    }
+    let next = sim
+        .next_instant()
+        .expect("answers and elections on their way");
+    assert!(next > start + delay);
+    let first = sim
+        .messages_in_flight()
+        .next()
+        .expect("something in flight");
+    assert_eq!(u128::from(first.arrives_us), (next - start).as_micros());
+}

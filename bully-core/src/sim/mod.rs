@@ -534,7 +534,11 @@ impl Simulation {
         }
     }
 
-    fn next_instant(&mut self) -> Option<Instant> {
+    /// When the next delivery or timer is due, if anything is scheduled: a driver
+    /// that [`step`](Self::step)s one event at a time (the browser simulator) runs
+    /// up to an instant with it. Takes `&mut self` to drop timers that were
+    /// re-armed since they were queued.
+    pub fn next_instant(&mut self) -> Option<Instant> {
         let arrival = self.network.next_arrival();
         let timer = self.next_timer().map(|(at, _)| at);
         match (arrival, timer) {

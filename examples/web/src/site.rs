@@ -2,8 +2,11 @@
 //!
 //! [`build`] compiles this crate to `wasm32-unknown-unknown`, generates the
 //! JavaScript glue with `wasm-bindgen` (the CLI of the same version as the
-//! crate), shrinks the module with `wasm-opt` when binaryen is installed, and
-//! copies `static/` beside it: the result is a directory any static host serves.
+//! crate) and copies `static/` beside it: the result is a directory any static
+//! host serves. The module is not run through binaryen's `wasm-opt`: Debian 12's
+//! (version 108) rewrites wasm-bindgen's externref table so that the glue fails
+//! at start-up (`WebAssembly.Table.set(): Argument 1 is invalid for table`);
+//! `opt-level = "s"`, LTO and the dropped name section already keep it small.
 //! [`serve`] serves such a directory over HTTP.
 
 use std::io;
@@ -31,8 +34,6 @@ pub struct Built {
     pub dir: PathBuf,
     /// The module's size in bytes, as served.
     pub wasm_bytes: u64,
-    /// Whether `wasm-opt` shrank it.
-    pub optimized: bool,
 }
 
 /// Builds the site into `out`: the wasm module and its glue under `out/pkg`, the
@@ -62,11 +63,13 @@ pub fn build(out: &Path) -> io::Result<Built> {
     let pkg = out.join("pkg");
     std::fs::create_dir_all(&pkg)?;
     run(Command::new("wasm-bindgen")
-        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .args(["--target", "web", "--no-typescript"])
+        // Function names and the toolchain's versions serve nobody in the page.
+        .args(["--remove-name-section", "--remove-producers-section"])
+        .arg("--out-dir")
         .arg(&pkg)
         .arg(&wasm))?;
     let module = pkg.join("bully_web_bg.wasm");
-    let optimized = optimize(&module);
     for entry in std::fs::read_dir(dir.join("static"))? {
         let entry = entry?;
         std::fs::copy(entry.path(), out.join(entry.file_name()))?;
@@ -74,29 +77,7 @@ pub fn build(out: &Path) -> io::Result<Built> {
     Ok(Built {
         dir: out.to_owned(),
         wasm_bytes: std::fs::metadata(&module)?.len(),
-        optimized,
     })
-}
-
-/// Shrinks the module in place with binaryen's `wasm-opt -Os`, if it is installed
-/// and understands the module; otherwise leaves it as it is.
-fn optimize(module: &Path) -> bool {
-    let smaller = module.with_extension("opt.wasm");
-    let status = Command::new("wasm-opt")
-        .arg("-Os")
-        // Rust's default wasm features (bulk memory, sign extension, ...).
-        .arg("--all-features")
-        .arg(module)
-        .arg("-o")
-        .arg(&smaller)
-        .status();
-    match status {
-        Ok(status) if status.success() => std::fs::rename(&smaller, module).is_ok(),
-        _ => {
-            let _ = std::fs::remove_file(&smaller);
-            false
-        }
-    }
 }
 
 fn run(command: &mut Command) -> io::Result<()> {

@@ -37,13 +37,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = args.out.unwrap_or_else(site::default_out_dir);
     if !args.no_build {
         let built = site::build(&out)?;
-        let how = if built.optimized {
-            "after wasm-opt"
-        } else {
-            "wasm-opt not used"
-        };
         println!(
-            "built {} (module: {} bytes, {how})",
+            "built {} (module: {} bytes)",
             built.dir.display(),
             built.wasm_bytes
         );

@@ -19,7 +19,11 @@ let sim = null;
 let frame = null;
 let playing = false;
 let lastTick = null;
-let lastLog = 0;
+const costs = { frame: 0, nodes: 0, messages: 0, panel: 0, advance: 0, log: 0, count: 0 };
+let lastLog = '';
+let drawnNetwork = '';
+let drawnCounts = '';
+let lastLogAt = 0;
 let picked = [];
 const positions = new Map();
 
@@ -41,6 +45,17 @@ function showSettings(s) {
   $('preemption').value = s.preemption;
   $('seed').value = s.seed;
   $('loss').value = s.loss_percent;
+}
+
+// Writes only what changed: restyling 64 processes and the panel every frame
+// costs the browser more than the simulation does.
+function setText(id, text) {
+  const element = $(id);
+  if (element.textContent !== text) element.textContent = text;
+}
+
+function setAttr(element, name, value) {
+  if (element.getAttribute(name) !== value) element.setAttribute(name, value);
 }
 
 // Runs a call into the module; shows its error instead of throwing.
@@ -79,6 +94,7 @@ function layout() {
   const svg = $('nodes');
   svg.replaceChildren();
   positions.clear();
+  drawnNetwork = '';
   const cuts = document.createElementNS(SVG, 'g');
   cuts.id = 'cuts';
   svg.append(cuts);
@@ -139,13 +155,27 @@ function showPicking() {
 
 // Reads a frame from the module and draws it; `full` also refreshes the log.
 function refresh(full) {
+  const t0 = performance.now();
   frame = JSON.parse(sim.frame());
+  const t1 = performance.now();
   drawNodes();
+  const t2 = performance.now();
   drawMessages();
+  const t3 = performance.now();
   drawPanel();
-  if (full || performance.now() - lastLog > 500) {
+  const t4 = performance.now();
+  costs.frame += t1 - t0; costs.nodes += t2 - t1; costs.messages += t3 - t2; costs.panel += t4 - t3;
+  costs.count++;
+  // The log changes only with election traffic; rewriting thousands of lines
+  // for every heartbeat would cost more than the rest of the frame.
+  const electionTraffic = frame.flights.filter((m) => m.kind !== 'Heartbeat').length;
+  const key = `${frame.election_messages}/${electionTraffic}/${frame.agreed}`;
+  if (full || (key !== lastLog && performance.now() - lastLogAt > 500)) {
+    const t = performance.now();
     drawLog();
-    lastLog = performance.now();
+    costs.log += performance.now() - t;
+    lastLog = key;
+    lastLogAt = performance.now();
   }
 }
 
@@ -154,11 +184,16 @@ function drawNodes() {
     const g = document.querySelector(`#nodes g[data-id="${node.id}"]`);
     if (!g) continue;
     const crowned = frame.agreed === node.id || (node.role === 'leader' && frame.agreed === null);
-    g.setAttribute('class', `node ${node.role}${node.initiator ? ' initiator' : ''}` +
+    setAttr(g, 'class', `node ${node.role}${node.initiator ? ' initiator' : ''}` +
       `${crowned ? ' crowned' : ''}${picked.includes(node.id) ? ' picked' : ''}`);
-    g.dataset.role = node.role;
-    g.querySelector('.term').textContent = node.up ? `t${node.term}` : 'down';
+    setAttr(g, 'data-role', node.role);
+    const term = g.querySelector('.term');
+    const label = node.up ? `t${node.term}` : 'down';
+    if (term.textContent !== label) term.textContent = label;
   }
+  const network = JSON.stringify([frame.cuts, frame.groups]);
+  if (network === drawnNetwork) return;
+  drawnNetwork = network;
   const cuts = $('cuts');
   cuts.replaceChildren();
   for (const [from, to] of frame.cuts) {
@@ -188,7 +223,8 @@ function drawMessages() {
   ctx.clearRect(0, 0, SIZE, SIZE);
   const heartbeats = $('show-heartbeats').checked;
   const labels = frame.flights.length < 150;
-  ctx.font = '10px sans-serif';
+  // One path per kind: thousands of messages in flight (64 booting) stay cheap.
+  const byKind = new Map();
   for (const m of frame.flights) {
     if (!heartbeats && m.kind === 'Heartbeat') continue;
     const a = positions.get(m.from);
@@ -196,53 +232,66 @@ function drawMessages() {
     if (!a || !b) continue;
     const span = Math.max(1, m.arrives_us - m.sent_us);
     const t = Math.min(1, Math.max(0, (frame.now_us - m.sent_us) / span));
-    const x = a.x + (b.x - a.x) * t;
-    const y = a.y + (b.y - a.y) * t;
-    ctx.strokeStyle = COLORS[m.kind] || '#000';
-    ctx.globalAlpha = m.kind === 'Heartbeat' ? 0.25 : 0.35;
-    ctx.beginPath(); ctx.moveTo(a.x, a.y); ctx.lineTo(x, y); ctx.stroke();
+    if (!byKind.has(m.kind)) byKind.set(m.kind, []);
+    byKind.get(m.kind).push({ a, x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t, term: m.term });
+  }
+  ctx.font = '10px sans-serif';
+  for (const [kind, dots] of byKind) {
+    const color = COLORS[kind] || '#000';
+    const radius = kind === 'Heartbeat' ? 3 : 5;
+    ctx.strokeStyle = color;
+    ctx.globalAlpha = kind === 'Heartbeat' ? 0.25 : 0.35;
+    ctx.beginPath();
+    for (const d of dots) { ctx.moveTo(d.a.x, d.a.y); ctx.lineTo(d.x, d.y); }
+    ctx.stroke();
     ctx.globalAlpha = 1;
-    ctx.fillStyle = COLORS[m.kind] || '#000';
-    ctx.beginPath(); ctx.arc(x, y, m.kind === 'Heartbeat' ? 3 : 5, 0, 2 * Math.PI); ctx.fill();
-    if (labels && m.kind !== 'Heartbeat') {
+    ctx.fillStyle = color;
+    ctx.beginPath();
+    for (const d of dots) { ctx.moveTo(d.x + radius, d.y); ctx.arc(d.x, d.y, radius, 0, 2 * Math.PI); }
+    ctx.fill();
+    if (labels && kind !== 'Heartbeat') {
       ctx.fillStyle = '#212529';
-      ctx.fillText(`${m.kind[0]}${m.term}`, x + 6, y - 6);
+      for (const d of dots) ctx.fillText(`${kind[0]}${d.term}`, d.x + 6, d.y - 6);
     }
   }
 }
 
 function drawPanel() {
   const delay = frame.delay_us;
-  $('now').textContent = (frame.now_us / delay).toFixed(2);
-  $('coordinator').textContent = frame.agreed === null
+  setText('now', (frame.now_us / delay).toFixed(2));
+  setText('coordinator', frame.agreed === null
     ? (frame.leaders.length ? `none agreed (leading: ${frame.leaders.join(', ')})` : 'none')
-    : String(frame.agreed);
-  $('delays').textContent = frame.delays.toFixed(2);
-  $('depth').textContent = frame.depth;
-  $('in-flight').textContent = frame.flights.length;
-  $('violations').textContent = frame.violations;
-  const body = $('counts').querySelector('tbody');
-  body.replaceChildren();
-  for (const [kind, count] of frame.counts) {
-    const row = document.createElement('tr');
-    row.id = `count-${kind}`;
-    row.innerHTML = `<th><span class="swatch ${kind}"></span>${kind}</th><td>${count}</td>`;
-    body.append(row);
+    : String(frame.agreed));
+  setText('delays', frame.delays.toFixed(2));
+  setText('depth', String(frame.depth));
+  setText('in-flight', String(frame.flights.length));
+  setText('violations', String(frame.violations));
+  const counts = JSON.stringify(frame.counts);
+  if (counts !== drawnCounts) {
+    drawnCounts = counts;
+    const body = $('counts').querySelector('tbody');
+    body.replaceChildren();
+    for (const [kind, count] of frame.counts) {
+      const row = document.createElement('tr');
+      row.id = `count-${kind}`;
+      row.innerHTML = `<th><span class="swatch ${kind}"></span>${kind}</th><td>${count}</td>`;
+      body.append(row);
+    }
   }
-  $('total').textContent = frame.election_messages;
-  $('lost').textContent = frame.lost;
+  setText('total', String(frame.election_messages));
+  setText('lost', String(frame.lost));
   const t1 = frame.table_1;
-  $('table1').hidden = !t1;
+  if ($('table1').hidden !== !t1) $('table1').hidden = !t1;
   if (t1) {
-    $('t1-n').textContent = t1.n;
-    $('t1-p').textContent = t1.p;
-    $('t1-measured').textContent = frame.election_messages;
-    $('t1-formula').textContent = t1.formula;
-    $('t1-expected').textContent = t1.expected;
-    $('t1-paper').textContent = t1.paper === null ? '(no row: P = 1, N = 5, 10, ... 25 only)' : t1.paper;
-    $('t1-source').textContent = t1.source;
+    setText('t1-n', String(t1.n));
+    setText('t1-p', String(t1.p));
+    setText('t1-measured', String(frame.election_messages));
+    setText('t1-formula', t1.formula);
+    setText('t1-expected', String(t1.expected));
+    setText('t1-paper', t1.paper === null ? 'no row (P = 1 only)' : String(t1.paper));
+    setText('t1-source', t1.source);
   }
-  $('play').textContent = playing ? 'Pause' : 'Play';
+  setText('play', playing ? 'Pause' : 'Play');
 }
 
 function drawLog() {
@@ -261,7 +310,9 @@ function tick(time) {
     if (lastTick !== null) {
       const realSeconds = Math.min(0.1, (time - lastTick) / 1000);
       const us = realSeconds * Number($('speed').value) * frame.delay_us;
+      const t = performance.now();
       attempt(() => sim.advance(us));
+      costs.advance += performance.now() - t;
     }
     lastTick = time;
     refresh(false);
@@ -329,6 +380,11 @@ function wire() {
     attempt(() => sim.stepMessage());
     refresh(true);
   });
+  $('half').addEventListener('click', () => {
+    setPlaying(false);
+    attempt(() => sim.advance(frame.delay_us / 2));
+    refresh(true);
+  });
   $('run-end').addEventListener('click', () => {
     setPlaying(false);
     attempt(() => sim.runToEnd());
@@ -363,7 +419,19 @@ async function main() {
   }
   if (!sim) newCluster();
   // For tests and the curious: the module's own view of the page's cluster.
-  window.bully = { frame: () => sim.frame(), scenario: () => sim.scenario() };
+  window.bully = {
+    frame: () => sim.frame(),
+    scenario: () => sim.scenario(),
+    // Messages drawn in the last frame (no call into the module).
+    drawn: () => frame.flights.length,
+    // Milliseconds spent per refresh in each part, since the last call.
+    costs: () => {
+      const per = Object.fromEntries(Object.entries(costs).map(([k, v]) => [k, v / Math.max(1, costs.count)]));
+      per.count = costs.count;
+      for (const k of Object.keys(costs)) costs[k] = 0;
+      return per;
+    },
+  };
   document.body.dataset.ready = 'true';
   requestAnimationFrame(tick);
 }

@@ -37,7 +37,7 @@ fn ten_processes_4_calls_the_election_51_messages_and_10_is_crowned() {
     assert_eq!((table.n, table.p, table.expected), (10, 4, 51));
     assert_eq!(table.paper, None, "Table 1 has rows for P = 1 only");
     assert!(frame.nodes.iter().all(|node| node.follows == Some(10)));
-    assert_eq!(frame.nodes[3].initiator, true);
+    assert!(frame.nodes[3].initiator, "4 started it");
     assert!(
         session
             .paper_log()

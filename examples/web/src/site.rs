@@ -1,8 +1,8 @@
 //! Building the page's files and serving them (natively only).
 //!
 //! [`build`] compiles this crate to `wasm32-unknown-unknown`, generates the
-//! JavaScript glue with `wasm-bindgen` (the CLI of the same version as the
-//! crate) and copies `static/` beside it: the result is a directory any static
+//! JavaScript glue with wasm-bindgen's CLI code (`wasm-bindgen-cli-support`, the
+//! same version as the crate, as a library) and copies `static/` beside it: the result is a directory any static
 //! host serves. The module is not run through binaryen's `wasm-opt`: Debian 12's
 //! (version 108) rewrites wasm-bindgen's externref table so that the glue fails
 //! at start-up (`WebAssembly.Table.set(): Argument 1 is invalid for table`);
@@ -62,13 +62,19 @@ pub fn build(out: &Path) -> io::Result<Built> {
         .join("bully_web.wasm");
     let pkg = out.join("pkg");
     std::fs::create_dir_all(&pkg)?;
-    run(Command::new("wasm-bindgen")
-        .args(["--target", "web", "--no-typescript"])
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .map_err(|error| glue_error(&wasm, error))?
+        .typescript(false)
+        // As the CLI does: `init()` finds the module beside the glue. (The
+        // library's default leaves the page to pass its path.)
+        .omit_default_module_path(false)
         // Function names and the toolchain's versions serve nobody in the page.
-        .args(["--remove-name-section", "--remove-producers-section"])
-        .arg("--out-dir")
-        .arg(&pkg)
-        .arg(&wasm))?;
+        .remove_name_section(true)
+        .remove_producers_section(true)
+        .generate(&pkg)
+        .map_err(|error| glue_error(&wasm, error))?;
     let module = pkg.join("bully_web_bg.wasm");
     for entry in std::fs::read_dir(dir.join("static"))? {
         let entry = entry?;
@@ -78,6 +84,10 @@ pub fn build(out: &Path) -> io::Result<Built> {
         dir: out.to_owned(),
         wasm_bytes: std::fs::metadata(&module)?.len(),
     })
+}
+
+fn glue_error(wasm: &Path, error: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("wasm-bindgen on {}: {error:#}", wasm.display()))
 }
 
 fn run(command: &mut Command) -> io::Result<()> {

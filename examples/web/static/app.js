@@ -333,7 +333,8 @@ function load(json) {
   const next = attempt(() => WebSim.fromScenario(json));
   if (next) {
     setPlaying(false);
-    showSettings(JSON.parse(json).settings);
+    // The module's settings, with the defaults a hand-written scenario leaves out.
+    showSettings(JSON.parse(next.scenario()).settings);
     replace(next);
   }
 }

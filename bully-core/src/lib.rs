@@ -13,6 +13,7 @@ mod node;
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 mod stats;
+mod time;
 mod timer;
 #[cfg(feature = "wire")]
 #[cfg_attr(docsrs, doc(cfg(feature = "wire")))]
@@ -26,3 +27,4 @@ pub use members::Membership;
 pub use message::{Message, MessageKind, NodeId, Term, Transmit};
 pub use node::{DurableState, Node};
 pub use stats::{DropCounts, DropReason, MessageCounts, Stats};
+pub use time::Instant;

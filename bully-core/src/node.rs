@@ -9,7 +9,7 @@ mod ring;
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::{Algorithm, Config, ConfigError, Preemption};
 use crate::error::CommandError;
@@ -17,6 +17,7 @@ use crate::event::{Event, FencingToken, Leader, Role};
 use crate::members::{Members, Membership};
 use crate::message::{Message, NodeId, Term, Transmit};
 use crate::stats::{DropReason, Stats};
+use crate::time::Instant;
 use crate::timer::{Timer, TimerTable};
 
 /// What a node must keep across a restart to keep its promises: see

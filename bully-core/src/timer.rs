@@ -1,7 +1,7 @@
 //! The node's fixed table of timers, indexed by an enum (as quinn-proto's
 //! `TimerTable`): one slot per purpose, so re-arming replaces and nothing allocates.
 
-use std::time::Instant;
+use crate::time::Instant;
 
 /// Why a node wants to be woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

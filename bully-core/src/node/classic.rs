@@ -21,7 +21,7 @@
 //! 5. A Coordinator from a lower id than a live higher member makes that member
 //!    start an election (in `leadership.rs`).
 
-use std::time::Instant;
+use crate::time::Instant;
 
 use super::connectivity::Backing;
 use super::{Node, Phase};

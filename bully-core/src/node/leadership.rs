@@ -2,7 +2,7 @@
 //! stale ones, becoming and ceasing to be leader, heartbeats, and the failure
 //! detector's leader timeout.
 
-use std::time::Instant;
+use crate::time::Instant;
 
 use super::{Node, Phase};
 use crate::config::Preemption;

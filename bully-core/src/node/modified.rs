@@ -29,7 +29,7 @@
 //!   Elections to lower members; its text's `3N - 1` counts a check message to the
 //!   crashed former coordinator, which Table 1 leaves out of the set.
 
-use std::time::Instant;
+use crate::time::Instant;
 
 use super::connectivity::Backing;
 use super::{Node, Phase};

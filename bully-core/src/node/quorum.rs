@@ -16,7 +16,7 @@
 //! A restarted member has forgotten its promises, so it votes for nobody, itself
 //! included, for `follower_lease` after `Node::start`.
 
-use std::time::Instant;
+use crate::time::Instant;
 
 use super::{Node, Phase};
 use crate::event::{Event, FencingToken, Leader};

@@ -23,7 +23,7 @@
 //!   announcement), but it does send heartbeats to every member. With a quorum it
 //!   must claim the leadership from every member anyway, so the pass ends at it.
 
-use std::time::Instant;
+use crate::time::Instant;
 
 use super::{Node, Phase};
 use crate::event::FencingToken;

@@ -25,8 +25,8 @@
 //!   returning higher member leads a message delay before the old leader hears of
 //!   it; a partition has a leader on each side).
 
+use crate::time::Instant;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use crate::event::{Event, FencingToken};
 use crate::message::{NodeId, Term};

@@ -7,7 +7,7 @@
 //! byte for byte.
 //!
 //! The one clock read in the crate is here: [`Simulation::new`] takes
-//! `Instant::now()` once as the epoch, because `std::time::Instant` cannot be made
+//! `Instant::now()` once as the epoch, because an [`Instant`] cannot be made
 //! any other way. Nothing depends on its value; traces record offsets from it.
 //!
 //! ```
@@ -38,8 +38,9 @@ mod trace;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::time::Instant;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -74,6 +75,22 @@ pub enum SimError {
     /// A node refused a command.
     #[error(transparent)]
     Command(#[from] crate::error::CommandError),
+}
+
+/// A message on its way, as [`Simulation::messages_in_flight`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InFlightMessage<'a> {
+    /// The sender (forged traffic may name a non-member).
+    pub from: NodeId,
+    /// The addressee.
+    pub to: NodeId,
+    /// The message.
+    pub message: &'a Message,
+    /// When it was sent, in simulated microseconds since the simulation began (as
+    /// [`TraceRecord::at_us`]).
+    pub sent_us: u64,
+    /// When it will be delivered, likewise.
+    pub arrives_us: u64,
 }
 
 /// One member's place in the simulation.
@@ -586,7 +603,11 @@ impl Simulation {
         }
     }
 
-    fn next_instant(&mut self) -> Option<Instant> {
+    /// When the next delivery or timer is due, if anything is scheduled: a driver
+    /// that [`step`](Self::step)s one event at a time (the browser simulator) runs
+    /// up to an instant with it. Takes `&mut self` to drop timers that were
+    /// re-armed since they were queued.
+    pub fn next_instant(&mut self) -> Option<Instant> {
         let arrival = self.network.next_arrival();
         let timer = self.next_timer().map(|(at, _)| at);
         match (arrival, timer) {
@@ -808,6 +829,20 @@ impl Simulation {
     /// Messages in flight now.
     pub fn in_flight(&self) -> usize {
         self.network.in_flight()
+    }
+
+    /// Every message in flight now, in the order they will be delivered, with when
+    /// each was sent and when it lands: what a viewer needs to draw messages on
+    /// their way (the browser simulator in `examples/web` does). Lost and blocked
+    /// messages are not in flight.
+    pub fn messages_in_flight(&self) -> impl Iterator<Item = InFlightMessage<'_>> {
+        self.network.iter().map(|in_flight| InFlightMessage {
+            from: in_flight.sender,
+            to: self.ids[in_flight.to],
+            message: &in_flight.message,
+            sent_us: micros(self.epoch, in_flight.sent),
+            arrives_us: micros(self.epoch, in_flight.at),
+        })
     }
 
     /// The leader every live member names, if they all name the same leadership

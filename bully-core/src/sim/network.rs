@@ -1,8 +1,9 @@
 //! The simulated network: messages in flight, per-link behaviour, and partitions.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::time::Instant;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -55,6 +56,8 @@ pub enum SendOutcome {
 /// A message on its way.
 #[derive(Debug)]
 pub(crate) struct InFlight {
+    /// When it was sent, for a viewer that draws it on its way.
+    pub(crate) sent: Instant,
     pub(crate) at: Instant,
     /// The sender's id (forged traffic may name a non-member).
     pub(crate) sender: NodeId,
@@ -168,10 +171,10 @@ impl Network {
         }
         if link.duplicate > 0.0 && rng.random_bool(link.duplicate.min(1.0)) {
             let at = now + link.delay + Self::draw_jitter(rng, link.jitter);
-            self.push(at, sender, to, message.clone(), depth);
+            self.push((now, at), sender, to, message.clone(), depth);
         }
         let at = now + link.delay + Self::draw_jitter(rng, link.jitter);
-        self.push(at, sender, to, message, depth);
+        self.push((now, at), sender, to, message, depth);
         SendOutcome::InFlight
     }
 
@@ -183,12 +186,20 @@ impl Network {
         Duration::from_nanos(rng.random_range(0..=nanos))
     }
 
-    fn push(&mut self, at: Instant, sender: NodeId, to: usize, message: Message, depth: u64) {
+    fn push(
+        &mut self,
+        (sent, at): (Instant, Instant),
+        sender: NodeId,
+        to: usize,
+        message: Message,
+        depth: u64,
+    ) {
         let spare = &mut self.spare;
         self.queue
             .entry(at)
             .or_insert_with(|| spare.pop().unwrap_or_default())
             .push_back(InFlight {
+                sent,
                 at,
                 sender,
                 to,
@@ -218,5 +229,10 @@ impl Network {
 
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Every message in flight, in delivery order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &InFlight> {
+        self.queue.values().flatten()
     }
 }

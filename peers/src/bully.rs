@@ -52,6 +52,7 @@ impl Peer for BullyPeer {
         self.node.id().0
     }
 
+    #[inline(never)]
     fn start(&mut self, now: Time, out: &mut Outbox<Message>) {
         self.node.start(self.base + now);
         self.drain(out);
@@ -63,11 +64,13 @@ impl Peer for BullyPeer {
             .map(|t| t.saturating_duration_since(self.base))
     }
 
+    #[inline(never)]
     fn on_deadline(&mut self, now: Time, out: &mut Outbox<Message>) {
         self.node.handle_timeout(self.base + now);
         self.drain(out);
     }
 
+    #[inline(never)]
     fn on_message(&mut self, now: Time, from: u64, msg: Message, out: &mut Outbox<Message>) {
         self.node.handle_message(self.base + now, NodeId(from), msg);
         self.drain(out);

@@ -14,5 +14,8 @@ pub mod raft_peer;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod steady;
+pub mod cpu;
+pub mod memory;
 pub mod system;
 pub mod tables;

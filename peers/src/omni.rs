@@ -98,6 +98,7 @@ impl Peer for OmniPeer {
         self.id
     }
 
+    #[inline(never)]
     fn start(&mut self, _now: Time, out: &mut Outbox<Self::Msg>) {
         self.started = true;
         self.drain(out);
@@ -107,6 +108,7 @@ impl Peer for OmniPeer {
         self.started.then_some(self.next_tick)
     }
 
+    #[inline(never)]
     fn on_deadline(&mut self, now: Time, out: &mut Outbox<Self::Msg>) {
         while self.next_tick <= now {
             self.server.tick();
@@ -115,6 +117,7 @@ impl Peer for OmniPeer {
         self.drain(out);
     }
 
+    #[inline(never)]
     fn on_message(&mut self, _now: Time, _from: u64, msg: Self::Msg, out: &mut Outbox<Self::Msg>) {
         self.server.handle_incoming(msg);
         self.drain(out);

@@ -14,9 +14,9 @@ pub type Outbox<M> = Vec<(u64, M)>;
 /// Every library's adapter implements this the way its documentation asks to be
 /// driven: bully-core by its `poll_timeout` deadline, raft-rs and omnipaxos by a
 /// periodic `tick()` (the adapter's deadline is its next tick).
-pub trait Peer {
+pub trait Peer: 'static {
     /// The library's message type.
-    type Msg;
+    type Msg: 'static;
 
     /// This member's id (members are `1..=N`).
     fn id(&self) -> u64;

@@ -134,6 +134,7 @@ impl Peer for RaftPeer {
         self.node.raft.id
     }
 
+    #[inline(never)]
     fn start(&mut self, _now: Time, out: &mut Outbox<Message>) {
         self.started = true;
         self.drain(out);
@@ -143,6 +144,7 @@ impl Peer for RaftPeer {
         self.started.then_some(self.next_tick)
     }
 
+    #[inline(never)]
     fn on_deadline(&mut self, now: Time, out: &mut Outbox<Message>) {
         while self.next_tick <= now {
             self.node.tick();
@@ -151,6 +153,7 @@ impl Peer for RaftPeer {
         }
     }
 
+    #[inline(never)]
     fn on_message(&mut self, _now: Time, _from: u64, msg: Message, out: &mut Outbox<Message>) {
         // A message of a peer the member does not know is raft's to refuse.
         let _ = self.node.step(msg);

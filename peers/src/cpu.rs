@@ -42,7 +42,8 @@ impl Visit for Timed {
 /// `on_deadline` (the libraries' own work plus handing messages over).
 pub fn callgrind(function: &str, args: &[String]) -> Option<(u64, u64)> {
     let exe = std::env::current_exe().ok()?;
-    let out_file = std::env::temp_dir().join(format!("bully-peers-{}.callgrind", std::process::id()));
+    let out_file =
+        std::env::temp_dir().join(format!("bully-peers-{}.callgrind", std::process::id()));
     let output = Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", out_file.display()))
@@ -94,7 +95,11 @@ pub fn table(sizes: &[u64], systems: &[System], rounds: usize, callgrind_max: u6
         "per message (library)",
     ]);
     for &n in sizes {
-        let rounds = if n >= 1000 { rounds.div_ceil(3) } else { rounds };
+        let rounds = if n >= 1000 {
+            rounds.div_ceil(3)
+        } else {
+            rounds
+        };
         let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); systems.len()];
         let mut messages = vec![0u64; systems.len()];
         for round in 0..rounds {

@@ -8,6 +8,8 @@
 #![warn(missing_docs)]
 
 pub mod bully;
+pub mod cpu;
+pub mod memory;
 pub mod omni;
 pub mod peer;
 pub mod raft_peer;
@@ -15,7 +17,5 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod steady;
-pub mod cpu;
-pub mod memory;
 pub mod system;
 pub mod tables;

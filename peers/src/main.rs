@@ -71,7 +71,7 @@ enum Command {
         #[arg(long, default_value_t = 11)]
         rounds: usize,
         /// Largest N counted under callgrind (0: none).
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 100)]
         callgrind_max: u64,
     },
     /// Steady state: ns and instructions per follower heartbeat and per leader round.
@@ -81,7 +81,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         systems: Vec<System>,
         /// Largest N counted under callgrind (0: none).
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 100)]
         callgrind_max: u64,
     },
     /// Heap bytes per member, built and in the steady state.
@@ -125,29 +125,78 @@ enum Command {
 }
 
 fn or_all<T: Copy>(chosen: Vec<T>, all: &[T]) -> Vec<T> {
-    if chosen.is_empty() { all.to_vec() } else { chosen }
+    if chosen.is_empty() {
+        all.to_vec()
+    } else {
+        chosen
+    }
 }
 
 fn main() {
     match Cli::parse().command {
-        Command::Cold { nodes, systems, seeds } => {
-            print!("{}", tables::elections(false, &nodes, &or_all(systems, &System::ALL), seeds))
+        Command::Cold {
+            nodes,
+            systems,
+            seeds,
+        } => {
+            print!(
+                "{}",
+                tables::elections(false, &nodes, &or_all(systems, &System::ALL), seeds)
+            )
         }
-        Command::Crash { nodes, systems, seeds } => {
-            print!("{}", tables::elections(true, &nodes, &or_all(systems, &System::ALL), seeds))
+        Command::Crash {
+            nodes,
+            systems,
+            seeds,
+        } => {
+            print!(
+                "{}",
+                tables::elections(true, &nodes, &or_all(systems, &System::ALL), seeds)
+            )
         }
-        Command::Partitions { scenarios, systems, seeds } => print!(
+        Command::Partitions {
+            scenarios,
+            systems,
+            seeds,
+        } => print!(
             "{}",
-            tables::partitions(&or_all(scenarios, &Partition::ALL), &or_all(systems, &System::ALL), seeds)
+            tables::partitions(
+                &or_all(scenarios, &Partition::ALL),
+                &or_all(systems, &System::ALL),
+                seeds
+            )
         ),
-        Command::Cpu { nodes, systems, rounds, callgrind_max } => {
-            print!("{}", cpu::table(&nodes, &or_all(systems, &System::ALL), rounds, callgrind_max))
+        Command::Cpu {
+            nodes,
+            systems,
+            rounds,
+            callgrind_max,
+        } => {
+            print!(
+                "{}",
+                cpu::table(
+                    &nodes,
+                    &or_all(systems, &System::ALL),
+                    rounds,
+                    callgrind_max
+                )
+            )
         }
-        Command::Steady { nodes, systems, callgrind_max } => {
-            print!("{}", steady::table(&nodes, &or_all(systems, &System::ALL), callgrind_max))
+        Command::Steady {
+            nodes,
+            systems,
+            callgrind_max,
+        } => {
+            print!(
+                "{}",
+                steady::table(&nodes, &or_all(systems, &System::ALL), callgrind_max)
+            )
         }
         Command::Memory { nodes, systems } => {
-            print!("{}", memory::table(nodes, &or_all(systems, &System::ALL), &live_bytes))
+            print!(
+                "{}",
+                memory::table(nodes, &or_all(systems, &System::ALL), &live_bytes)
+            )
         }
         Command::All { out, update, quick } => {
             let doc = everything(quick);
@@ -168,9 +217,17 @@ fn main() {
         }
         Command::Election { system, nodes } => {
             let (wall, messages, agreed) = with_system(system, Timed { n: nodes, seed: 1 });
-            println!("agreed={agreed} messages={messages} wall_ms={:.3}", wall.as_secs_f64() * 1e3);
+            println!(
+                "agreed={agreed} messages={messages} wall_ms={:.3}",
+                wall.as_secs_f64() * 1e3
+            );
         }
-        Command::Probe { system, nodes, what, iterations } => {
+        Command::Probe {
+            system,
+            nodes,
+            what,
+            iterations,
+        } => {
             let mut p = steady::prepare(system, nodes, what);
             let sent = steady::probe_loop(&mut p, iterations);
             println!("iterations={iterations} messages={sent}");
@@ -181,8 +238,16 @@ fn main() {
 fn everything(quick: bool) -> String {
     let started = Instant::now();
     let all = System::ALL;
-    let (seeds, part_seeds, rounds, cg) = if quick { (3, 5, 3, 0) } else { (10, 20, 11, 1000) };
-    let big: &[u64] = if quick { &[5, 10, 25, 100] } else { &[5, 10, 25, 100, 1000] };
+    let (seeds, part_seeds, rounds, cg) = if quick {
+        (3, 5, 3, 0)
+    } else {
+        (10, 20, 11, 100)
+    };
+    let big: &[u64] = if quick {
+        &[5, 10, 25, 100]
+    } else {
+        &[5, 10, 25, 100, 1000]
+    };
     let cpu_sizes: &[u64] = if quick { &[5, 100] } else { &[5, 100, 1000] };
     let core = Process::new("git")
         .args(["log", "-1", "--format=%h %cs %s", "--", "../bully-core"])

@@ -108,16 +108,15 @@ pub fn drain_ready(node: &mut RawNode<MemStorage>, out: &mut Outbox<Message>) {
         out.extend(rd.take_messages().into_iter().map(|m| (m.to, m)));
         let store = node.store().clone();
         if !rd.entries().is_empty() {
-            store.wl().append(rd.entries()).expect("append to MemStorage");
+            store
+                .wl()
+                .append(rd.entries())
+                .expect("append to MemStorage");
         }
         if let Some(hs) = rd.hs() {
             store.wl().set_hardstate(hs.clone());
         }
-        out.extend(
-            rd.take_persisted_messages()
-                .into_iter()
-                .map(|m| (m.to, m)),
-        );
+        out.extend(rd.take_persisted_messages().into_iter().map(|m| (m.to, m)));
         let mut light = node.advance(rd);
         if let Some(commit) = light.commit_index() {
             store.wl().mut_hard_state().set_commit(commit);

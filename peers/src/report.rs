@@ -45,13 +45,10 @@ pub fn median<T: Copy + PartialOrd>(values: &[T]) -> Option<T> {
 
 /// The largest value.
 pub fn max<T: Copy + PartialOrd>(values: &[T]) -> Option<T> {
-    values
-        .iter()
-        .copied()
-        .fold(None, |m, x| match m {
-            Some(m) if m >= x => Some(m),
-            _ => Some(x),
-        })
+    values.iter().copied().fold(None, |m, x| match m {
+        Some(m) if m >= x => Some(m),
+        _ => Some(x),
+    })
 }
 
 /// Milliseconds with one decimal.
@@ -64,7 +61,7 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -18,8 +18,15 @@ pub fn cluster<P: Peer>(build: &dyn Fn(u64, u64, u64) -> P, n: u64, seed: u64) -
 
 /// How long a run waits for agreement before giving up.
 pub const PATIENCE: Duration = Duration::from_secs(60);
-/// No election message for this long counts as quiet.
-pub const QUIET_WINDOW: Duration = Duration::from_secs(2);
+/// No election message for this long counts as quiet: 2 s, or 300 ms above 100
+/// members (three BLE rounds at N = 1,000 are six million messages).
+pub fn quiet_window(n: usize) -> Duration {
+    if n > 100 {
+        Duration::from_millis(300)
+    } else {
+        Duration::from_secs(2)
+    }
+}
 
 /// An election measured from its trigger (boot or crash).
 #[derive(Clone, Debug)]
@@ -41,7 +48,8 @@ fn measure<P: Peer>(sim: &mut Sim<P>, trigger: Time) -> Election {
     let agreed = sim.run_until_agreed(trigger + PATIENCE);
     let until_agreement = sim.counts().clone();
     let leader = sim.agreed_leader();
-    let last = sim.run_until_quiet(QUIET_WINDOW, trigger + PATIENCE);
+    let window = quiet_window(sim.len());
+    let last = sim.run_until_quiet(window, trigger + PATIENCE);
     Election {
         agreed_after: agreed.map(|t| t - trigger),
         until_agreement,

@@ -110,7 +110,7 @@ impl<P: Peer> Sim<P> {
             alive: vec![false; n],
             cut: vec![false; n * n],
             delays,
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0f_1e7),
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x0005_eed0_f1e7),
             queue: BTreeMap::new(),
             seq: 0,
             armed: vec![None; n],
@@ -289,7 +289,9 @@ impl<P: Peer> Sim<P> {
             self.counts.add(kind);
             if !P::is_steady(kind) {
                 self.last_election_send = Some(self.now);
-                self.counts_at_quiet.by_kind.clone_from(&self.counts.by_kind);
+                self.counts_at_quiet
+                    .by_kind
+                    .clone_from(&self.counts.by_kind);
             }
             let Some(j) = (to as usize).checked_sub(1).filter(|&j| j < n && j != i) else {
                 self.dropped += 1;

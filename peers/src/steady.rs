@@ -32,7 +32,11 @@ pub enum Probe {
 }
 
 /// A steady-state cluster: booted, agreed, then `settle` more of simulated time.
-pub fn steady<P: Peer>(build: &dyn Fn(u64, u64, u64) -> P, n: u64, settle: Duration) -> (Sim<P>, u64) {
+pub fn steady<P: Peer>(
+    build: &dyn Fn(u64, u64, u64) -> P,
+    n: u64,
+    settle: Duration,
+) -> (Sim<P>, u64) {
     let mut sim = cluster(build, n, 1);
     sim.start_all();
     sim.run_until_agreed(PATIENCE).expect("the cluster agrees");
@@ -86,7 +90,11 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
     match system.library() {
         Library::Bully => {
             let (sim, leader) = with_system_sim::<BullyPeer>(system, n, settle);
-            let id = if probe == Probe::Leader { leader } else { follower_of(n, leader) };
+            let id = if probe == Probe::Leader {
+                leader
+            } else {
+                follower_of(n, leader)
+            };
             let mut peers = sim.into_peers();
             let peer = peers.swap_remove(id as usize - 1);
             Prepared::Bully(BullyPrepared {
@@ -114,14 +122,18 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                 .1
                 .clone();
             let mut responses = Vec::new();
-            for (to, m) in out.drain(..).collect::<Vec<_>>() {
+            for (to, m) in std::mem::take(&mut out) {
                 let f = peers[to as usize - 1].raw_mut();
                 let _ = f.step(m);
                 let mut replies = Vec::new();
                 drain_ready(f, &mut replies);
                 responses.extend(replies.into_iter().map(|(_, r)| r));
             }
-            let id = if probe == Probe::Leader { leader } else { follower };
+            let id = if probe == Probe::Leader {
+                leader
+            } else {
+                follower
+            };
             let peer = peers.swap_remove(id as usize - 1);
             Prepared::Raft(RaftPrepared {
                 peer,
@@ -149,7 +161,11 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                         .map(|(_, m)| m),
                 );
             }
-            let id = if probe == Probe::Leader { leader } else { follower_of(n, leader) };
+            let id = if probe == Probe::Leader {
+                leader
+            } else {
+                follower_of(n, leader)
+            };
             let peer = peers.swap_remove(id as usize - 1);
             Prepared::Omni(OmniPrepared {
                 peer,
@@ -191,7 +207,11 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                     Probe::Follower => {
                         now += Duration::from_micros(1);
                         let node = b.peer.node_mut();
-                        node.handle_message(now, bully_core::NodeId(b.leader), BullyMessage::Heartbeat { term, round: 7 });
+                        node.handle_message(
+                            now,
+                            bully_core::NodeId(b.leader),
+                            BullyMessage::Heartbeat { term, round: 7 },
+                        );
                         while let Some(t) = node.poll_transmit() {
                             sent += 1;
                             black_box(t);
@@ -211,7 +231,11 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                         }
                         if b.acks {
                             for f in (1..=b.n).filter(|&f| f != b.leader) {
-                                node.handle_message(now, bully_core::NodeId(f), BullyMessage::Ack { term, round });
+                                node.handle_message(
+                                    now,
+                                    bully_core::NodeId(f),
+                                    BullyMessage::Ack { term, round },
+                                );
                                 while let Some(t) = node.poll_transmit() {
                                     sent += 1;
                                     black_box(t);
@@ -254,7 +278,9 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                 match o.probe {
                     Probe::Follower => {
                         let me = o.peer.id();
-                        o.peer.server_mut().handle_incoming(request(o.leader, me, 1));
+                        o.peer
+                            .server_mut()
+                            .handle_incoming(request(o.leader, me, 1));
                         o.peer.drain(&mut out);
                     }
                     Probe::Leader => {
@@ -267,7 +293,10 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                         let round = out
                             .iter()
                             .find_map(|(_, m)| match m {
-                                OmniMessage::BLE(BLEMessage { msg: HeartbeatMsg::Request(r), .. }) => Some(r.round),
+                                OmniMessage::BLE(BLEMessage {
+                                    msg: HeartbeatMsg::Request(r),
+                                    ..
+                                }) => Some(r.round),
                                 _ => None,
                             })
                             .unwrap_or(0);
@@ -277,7 +306,11 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                         }
                         for m in &o.replies {
                             let mut m = m.clone();
-                            if let OmniMessage::BLE(BLEMessage { msg: HeartbeatMsg::Reply(r), .. }) = &mut m {
+                            if let OmniMessage::BLE(BLEMessage {
+                                msg: HeartbeatMsg::Reply(r),
+                                ..
+                            }) = &mut m
+                            {
                                 r.round = round;
                             }
                             o.peer.server_mut().handle_incoming(m);
@@ -347,7 +380,11 @@ pub fn table(sizes: &[u64], systems: &[System], callgrind_max: u64) -> String {
                                 "--nodes".into(),
                                 n.to_string(),
                                 "--what".into(),
-                                if probe == Probe::Leader { "leader".into() } else { "follower".into() },
+                                if probe == Probe::Leader {
+                                    "leader".into()
+                                } else {
+                                    "follower".into()
+                                },
                                 "--iterations".into(),
                                 iters.min(2000).to_string(),
                             ],

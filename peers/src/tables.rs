@@ -192,7 +192,6 @@ pub fn partitions(scenarios: &[Partition], systems: &[System], seeds: u64) -> St
             let unsettled = runs.len() - ok.len();
             let stable: Vec<Option<Duration>> = ok.iter().map(|r| r.stable_after).collect();
             let (stable_cell, _) = time_cell(&stable);
-            let stable_cell = stable_cell.replace(" T)", " T)");
             let avail: Vec<f64> = ok.iter().map(|r| r.availability).collect();
             let doubled: Vec<f64> = ok.iter().map(|r| r.two_leaders).collect();
             let terms: Vec<u64> = ok.iter().map(|r| r.term_growth).collect();
@@ -214,7 +213,9 @@ pub fn partitions(scenarios: &[Partition], systems: &[System], seeds: u64) -> St
             let heal_msgs: Vec<u64> = ok.iter().map(|r| r.heal_messages).collect();
             let mut label = system.label().to_string();
             if unsettled > 0 {
-                label.push_str(&format!(" ({unsettled} seeds without a leader before the cut)"));
+                label.push_str(&format!(
+                    " ({unsettled} seeds without a leader before the cut)"
+                ));
             }
             t.row(vec![
                 partition.label().to_string(),

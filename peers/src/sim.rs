@@ -1,7 +1,7 @@
 //! The deterministic discrete-event loop: one virtual clock, seeded link delays,
 //! per-directed-link cuts and crashes, the same for every library.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
@@ -71,7 +71,8 @@ impl Default for Delays {
 
 enum Pending<M> {
     Deliver { from: usize, to: usize, msg: M },
-    Deadline { node: usize },
+    // Cancelled lazily: fires only if still the member's armed `(time, generation)`.
+    Deadline { node: usize, generation: u64 },
 }
 
 /// A cluster of `N` members `1..=N` of one library, on one virtual clock.
@@ -83,8 +84,10 @@ pub struct Sim<P: Peer> {
     cut: Vec<bool>,
     delays: Delays,
     rng: ChaCha8Rng,
-    queue: BTreeMap<(Time, u64), Pending<P::Msg>>,
-    seq: u64,
+    // Events per instant, in the order they were scheduled: delivery order is
+    // (time, scheduling order) with a few thousand keys however many messages fly.
+    queue: BTreeMap<Time, VecDeque<Pending<P::Msg>>>,
+    generation: u64,
     armed: Vec<Option<(Time, u64)>>,
     out: Outbox<P::Msg>,
     // Who names whom, kept current so agreement is O(1) per event.
@@ -112,7 +115,7 @@ impl<P: Peer> Sim<P> {
             delays,
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x0005_eed0_f1e7),
             queue: BTreeMap::new(),
-            seq: 0,
+            generation: 0,
             armed: vec![None; n],
             out: Vec::new(),
             named: vec![None; n],
@@ -181,9 +184,7 @@ impl<P: Peer> Sim<P> {
         self.alive[i] = false;
         self.live -= 1;
         self.set_named(i, None);
-        if let Some(key) = self.armed[i].take() {
-            self.queue.remove(&key);
-        }
+        self.armed[i] = None;
         self.refresh_agreement();
     }
 
@@ -218,7 +219,7 @@ impl<P: Peer> Sim<P> {
 
     /// Runs every event up to and including `until`; the clock ends at `until`.
     pub fn run_until(&mut self, until: Time) {
-        while let Some((&(at, _), _)) = self.queue.first_key_value() {
+        while let Some((&at, _)) = self.queue.first_key_value() {
             if at > until {
                 break;
             }
@@ -232,7 +233,7 @@ impl<P: Peer> Sim<P> {
     pub fn run_until_agreed(&mut self, until: Time) -> Option<Time> {
         while self.agreed_since.is_none() {
             match self.queue.first_key_value() {
-                Some((&(at, _), _)) if at <= until => self.step(),
+                Some((&at, _)) if at <= until => self.step(),
                 _ => {
                     self.now = self.now.max(until);
                     return None;
@@ -258,9 +259,14 @@ impl<P: Peer> Sim<P> {
     }
 
     fn step(&mut self) {
-        let Some(((at, _), pending)) = self.queue.pop_first() else {
+        let Some(mut bucket) = self.queue.first_entry() else {
             return;
         };
+        let at = *bucket.key();
+        let pending = bucket.get_mut().pop_front().expect("no empty bucket is kept");
+        if bucket.get().is_empty() {
+            bucket.remove();
+        }
         self.now = at;
         match pending {
             Pending::Deliver { from, to, msg } => {
@@ -271,7 +277,10 @@ impl<P: Peer> Sim<P> {
                     self.dropped += 1;
                 }
             }
-            Pending::Deadline { node } => {
+            Pending::Deadline { node, generation } => {
+                if self.armed[node] != Some((at, generation)) {
+                    return;
+                }
                 self.armed[node] = None;
                 if self.alive[node] {
                     self.peers[node].on_deadline(at, &mut self.out);
@@ -303,9 +312,8 @@ impl<P: Peer> Sim<P> {
             }
             let span = (self.delays.max - self.delays.min).as_micros() as u64;
             let delay = self.delays.min + Duration::from_micros(self.rng.random_range(0..=span));
-            self.seq += 1;
-            self.queue.insert(
-                (self.now + delay, self.seq),
+            self.schedule(
+                self.now + delay,
                 Pending::Deliver {
                     from: i,
                     to: j,
@@ -315,20 +323,28 @@ impl<P: Peer> Sim<P> {
         }
         self.out = out;
         let wanted = self.peers[i].deadline();
+        let wanted = wanted.map(|t| t.max(self.now));
         if self.armed[i].map(|(t, _)| t) != wanted {
-            if let Some(key) = self.armed[i].take() {
-                self.queue.remove(&key);
-            }
+            self.armed[i] = None;
             if let Some(t) = wanted {
-                self.seq += 1;
-                let key = (t.max(self.now), self.seq);
-                self.queue.insert(key, Pending::Deadline { node: i });
-                self.armed[i] = Some(key);
+                self.generation += 1;
+                self.armed[i] = Some((t, self.generation));
+                self.schedule(
+                    t,
+                    Pending::Deadline {
+                        node: i,
+                        generation: self.generation,
+                    },
+                );
             }
         }
         let leader = self.peers[i].leader();
         self.set_named(i, leader);
         self.refresh_agreement();
+    }
+
+    fn schedule(&mut self, at: Time, event: Pending<P::Msg>) {
+        self.queue.entry(at).or_default().push_back(event);
     }
 
     fn set_named(&mut self, i: usize, leader: Option<u64>) {

@@ -358,7 +358,7 @@ pub fn table(sizes: &[u64], systems: &[System], callgrind_max: u64) -> String {
         "leader round: ns",
         "instructions",
         "vs bully",
-        "messages per leader round",
+        "messages sent per leader round",
     ]);
     for &n in sizes {
         let mut reference: [Option<f64>; 2] = [None, None];

@@ -76,8 +76,10 @@ pub fn ratio(value: f64, reference: Option<f64>) -> String {
             let x = value / r;
             if x >= 10.0 {
                 format!("×{x:.0}")
-            } else {
+            } else if x >= 0.1 {
                 format!("×{x:.2}")
+            } else {
+                format!("×{x:.4}")
             }
         }
         _ => "–".to_string(),

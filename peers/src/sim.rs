@@ -263,7 +263,10 @@ impl<P: Peer> Sim<P> {
             return;
         };
         let at = *bucket.key();
-        let pending = bucket.get_mut().pop_front().expect("no empty bucket is kept");
+        let pending = bucket
+            .get_mut()
+            .pop_front()
+            .expect("no empty bucket is kept");
         if bucket.get().is_empty() {
             bucket.remove();
         }

@@ -202,9 +202,8 @@ fn main() {
             // Each finished section is written at once, so a long run that is stopped
             // keeps what it measured.
             let write = |doc: &str| {
-                match &out {
-                    Some(path) => std::fs::write(path, doc).expect("write the document"),
-                    None => {}
+                if let Some(path) = &out {
+                    std::fs::write(path, doc).expect("write the document");
                 }
                 if let Some(path) = &update {
                     replace_section(path, doc);

@@ -1,0 +1,315 @@
+//! `bully-peers`: the side-by-side tables (see README.md).
+#![forbid(unsafe_code)]
+
+use std::alloc::System as SystemAlloc;
+use std::path::PathBuf;
+use std::process::Command as Process;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+
+use bully_peers::cpu::{self, Timed};
+use bully_peers::memory;
+use bully_peers::scenario::Partition;
+use bully_peers::steady::{self, Probe};
+use bully_peers::system::{System, with_system};
+use bully_peers::tables;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<SystemAlloc> = &INSTRUMENTED_SYSTEM;
+
+fn live_bytes() -> i64 {
+    let s = GLOBAL.stats();
+    s.bytes_allocated as i64 + s.bytes_reallocated as i64 - s.bytes_deallocated as i64
+}
+
+#[derive(Parser)]
+#[command(about = "bully-core, raft-rs and omnipaxos's BLE in one deterministic event loop")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every member boots at once: time and messages to agreement and to quiet.
+    Cold {
+        #[arg(long, value_delimiter = ',', default_value = "5,10,25,100,1000")]
+        nodes: Vec<u64>,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+        /// Seeds per size up to 25 (half as many at 100, one above).
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+    },
+    /// The agreed leader crashes; everyone detects it by its own timeout.
+    Crash {
+        #[arg(long, value_delimiter = ',', default_value = "5,10,25,100")]
+        nodes: Vec<u64>,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+    },
+    /// Issue 12's partial partitions for 20 s, then healed.
+    Partitions {
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<Partition>,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+    },
+    /// CPU per whole election (boot to agreement): wall median of interleaved runs,
+    /// callgrind instructions (needs valgrind).
+    Cpu {
+        #[arg(long, value_delimiter = ',', default_value = "5,100,1000")]
+        nodes: Vec<u64>,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+        #[arg(long, default_value_t = 11)]
+        rounds: usize,
+        /// Largest N counted under callgrind (0: none).
+        #[arg(long, default_value_t = 100)]
+        callgrind_max: u64,
+    },
+    /// Steady state: ns and instructions per follower heartbeat and per leader round.
+    Steady {
+        #[arg(long, value_delimiter = ',', default_value = "5,100,1000")]
+        nodes: Vec<u64>,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+        /// Largest N counted under callgrind (0: none).
+        #[arg(long, default_value_t = 100)]
+        callgrind_max: u64,
+    },
+    /// Heap bytes per member, built and in the steady state.
+    Memory {
+        #[arg(long, default_value_t = 1000)]
+        nodes: u64,
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<System>,
+    },
+    /// Every table, as one markdown document.
+    All {
+        /// Write the document here (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also replace what lies between `<!-- peers:begin -->` and
+        /// `<!-- peers:end -->` in this file (BENCHMARKS.md).
+        #[arg(long)]
+        update: Option<PathBuf>,
+        /// Fewer seeds and rounds, sizes up to 100, no callgrind: a minute, for a look.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// One whole election (what `cpu` runs under callgrind).
+    Election {
+        #[arg(long)]
+        system: System,
+        #[arg(long)]
+        nodes: u64,
+    },
+    /// One steady-state probe (what `steady` runs under callgrind).
+    Probe {
+        #[arg(long)]
+        system: System,
+        #[arg(long)]
+        nodes: u64,
+        #[arg(long)]
+        what: Probe,
+        #[arg(long)]
+        iterations: u64,
+    },
+}
+
+fn or_all<T: Copy>(chosen: Vec<T>, all: &[T]) -> Vec<T> {
+    if chosen.is_empty() {
+        all.to_vec()
+    } else {
+        chosen
+    }
+}
+
+fn main() {
+    match Cli::parse().command {
+        Command::Cold {
+            nodes,
+            systems,
+            seeds,
+        } => {
+            print!(
+                "{}",
+                tables::elections(false, &nodes, &or_all(systems, &System::ALL), seeds)
+            )
+        }
+        Command::Crash {
+            nodes,
+            systems,
+            seeds,
+        } => {
+            print!(
+                "{}",
+                tables::elections(true, &nodes, &or_all(systems, &System::ALL), seeds)
+            )
+        }
+        Command::Partitions {
+            scenarios,
+            systems,
+            seeds,
+        } => print!(
+            "{}",
+            tables::partitions(
+                &or_all(scenarios, &Partition::ALL),
+                &or_all(systems, &System::ALL),
+                seeds
+            )
+        ),
+        Command::Cpu {
+            nodes,
+            systems,
+            rounds,
+            callgrind_max,
+        } => {
+            print!(
+                "{}",
+                cpu::table(
+                    &nodes,
+                    &or_all(systems, &System::ALL),
+                    rounds,
+                    callgrind_max
+                )
+            )
+        }
+        Command::Steady {
+            nodes,
+            systems,
+            callgrind_max,
+        } => {
+            print!(
+                "{}",
+                steady::table(&nodes, &or_all(systems, &System::ALL), callgrind_max)
+            )
+        }
+        Command::Memory { nodes, systems } => {
+            print!(
+                "{}",
+                memory::table(nodes, &or_all(systems, &System::ALL), &live_bytes)
+            )
+        }
+        Command::All { out, update, quick } => {
+            // Each finished section is written at once, so a long run that is stopped
+            // keeps what it measured.
+            let write = |doc: &str| {
+                if let Some(path) = &out {
+                    std::fs::write(path, doc).expect("write the document");
+                }
+                if let Some(path) = &update {
+                    replace_section(path, doc);
+                }
+            };
+            let doc = everything(quick, &write);
+            if out.is_none() {
+                print!("{doc}");
+            }
+        }
+        Command::Election { system, nodes } => {
+            let (wall, messages, agreed) = with_system(system, Timed { n: nodes, seed: 1 });
+            println!(
+                "agreed={agreed} messages={messages} wall_ms={:.3}",
+                wall.as_secs_f64() * 1e3
+            );
+        }
+        Command::Probe {
+            system,
+            nodes,
+            what,
+            iterations,
+        } => {
+            let mut p = steady::prepare(system, nodes, what);
+            let sent = steady::probe_loop(&mut p, iterations);
+            println!("iterations={iterations} messages={sent}");
+        }
+    }
+}
+
+/// Replaces what lies between the markers in `path` with `doc`.
+fn replace_section(path: &std::path::Path, doc: &str) {
+    let text = std::fs::read_to_string(path).expect("read the file to update");
+    let (begin, end) = ("<!-- peers:begin -->", "<!-- peers:end -->");
+    let (Some(b), Some(e)) = (text.find(begin), text.find(end)) else {
+        eprintln!("{} has no {begin} ... {end} markers", path.display());
+        std::process::exit(1);
+    };
+    let updated = format!("{}{begin}\n\n{doc}\n{}", &text[..b], &text[e..]);
+    std::fs::write(path, updated).expect("write the updated file");
+}
+
+fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
+    let started = Instant::now();
+    let all = System::ALL;
+    let (seeds, part_seeds, rounds, cg) = if quick {
+        (3, 5, 3, 0)
+    } else {
+        (10, 20, 11, 100)
+    };
+    let big: &[u64] = if quick {
+        &[5, 10, 25, 100]
+    } else {
+        &[5, 10, 25, 100, 1000]
+    };
+    let cpu_sizes: &[u64] = if quick { &[5, 100] } else { &[5, 100, 1000] };
+    let core = Process::new("git")
+        .args(["log", "-1", "--format=%h %cs %s", "--", "../bully-core"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let mut doc = String::new();
+    let mut section = |title: &str, command: &str, body: String| {
+        eprintln!("{title}: done at {:.0} s", started.elapsed().as_secs_f64());
+        doc.push_str(&format!("#### {title}\n\n`{command}`\n\n{body}\n"));
+        write(&doc);
+    };
+    section(
+        "Cold start",
+        &format!("cargo run --release -- cold --seeds {seeds}"),
+        tables::elections(false, big, &all, seeds),
+    );
+    section(
+        "Leader crash",
+        &format!("cargo run --release -- crash --seeds {seeds}"),
+        tables::elections(true, &[5, 10, 25, 100], &all, seeds),
+    );
+    section(
+        "Partial partitions (issue 12), healed after 20 s",
+        &format!("cargo run --release -- partitions --seeds {part_seeds}"),
+        tables::partitions(&Partition::ALL, &all, part_seeds),
+    );
+    section(
+        "CPU per whole election (boot to agreement)",
+        &format!("cargo run --release -- cpu --rounds {rounds} --callgrind-max {cg}"),
+        cpu::table(cpu_sizes, &all, rounds, cg),
+    );
+    section(
+        "Steady state",
+        &format!("cargo run --release -- steady --callgrind-max {cg}"),
+        steady::table(cpu_sizes, &all, cg),
+    );
+    let mem_n = if quick { 100 } else { 1000 };
+    section(
+        &format!("Memory per member at N = {mem_n}"),
+        &format!("cargo run --release -- memory --nodes {mem_n}"),
+        memory::table(mem_n, &all, &live_bytes),
+    );
+    write(&doc);
+    doc.push_str(&format!(
+        "bully-core measured: `{core}`; raft 0.7.0, omnipaxos 0.2.4, omnipaxos_storage 0.2.4 \
+         (pinned in peers/Cargo.toml). Generated by `cargo run --release -- all{}` in {:.0} s.\n",
+        if quick { " --quick" } else { "" },
+        started.elapsed().as_secs_f64()
+    ));
+    write(&doc);
+    doc
+}

@@ -1,0 +1,189 @@
+//! The configurations compared: each library's recommended one and the one closest
+//! to the others.
+
+use std::time::{Duration, Instant};
+
+use bully_core::{Config, Quorum};
+use clap::ValueEnum;
+
+use crate::bully::BullyPeer;
+use crate::omni::{OmniPeer, OmniSettings};
+use crate::peer::Peer;
+use crate::raft_peer::{RaftPeer, RaftSettings};
+
+/// One library in one configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
+pub enum System {
+    /// bully-core, `Config::default()`: classic Bully, heartbeat 100 ms, leader
+    /// timeout 500 ms, no quorum.
+    Bully,
+    /// bully-core, `Config::default().with_quorum(Quorum::Majority)`.
+    BullyMajority,
+    /// raft-rs, `Config::default()` (heartbeat 2 ticks, election 20 ticks: 200 ms and
+    /// 2 to 4 s), ticked every 100 ms as its documentation does; no pre-vote, no
+    /// check-quorum.
+    Raft,
+    /// raft-rs's defaults with pre-vote and check-quorum.
+    RaftPvCq,
+    /// raft-rs with pre-vote and check-quorum, heartbeat 1 tick and election 5 ticks
+    /// of 100 ms: 100 ms heartbeats and a 500 ms minimum election timeout, as bully's.
+    Raft500,
+    /// omnipaxos's defaults (`election_tick_timeout` 1), ticked every 100 ms as its
+    /// documentation's example: a BLE round every 100 ms.
+    Ble,
+    /// omnipaxos with `election_tick_timeout` 5 at 100 ms ticks: a BLE round every
+    /// 500 ms, bully's leader timeout.
+    Ble500,
+}
+
+impl System {
+    /// Every configuration, in table order.
+    pub const ALL: [System; 7] = [
+        System::Bully,
+        System::BullyMajority,
+        System::Raft,
+        System::RaftPvCq,
+        System::Raft500,
+        System::Ble,
+        System::Ble500,
+    ];
+
+    /// The label used in the tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            System::Bully => "bully",
+            System::BullyMajority => "bully majority",
+            System::Raft => "raft",
+            System::RaftPvCq => "raft pv+cq",
+            System::Raft500 => "raft pv+cq 500ms",
+            System::Ble => "ble",
+            System::Ble500 => "ble 500ms",
+        }
+    }
+
+    /// Which library it is.
+    pub fn library(self) -> Library {
+        match self {
+            System::Bully | System::BullyMajority => Library::Bully,
+            System::Raft | System::RaftPvCq | System::Raft500 => Library::Raft,
+            System::Ble | System::Ble500 => Library::Omni,
+        }
+    }
+
+    /// bully-core's configuration, for the bully systems.
+    pub fn bully_config(self) -> Config {
+        match self {
+            System::BullyMajority => Config::default().with_quorum(Quorum::Majority),
+            _ => Config::default(),
+        }
+    }
+
+    /// raft-rs's settings, for the raft systems.
+    pub fn raft_settings(self) -> RaftSettings {
+        let defaults = raft::Config::default();
+        let tick = Duration::from_millis(100);
+        match self {
+            System::Raft500 => RaftSettings {
+                tick,
+                election_tick: 5,
+                heartbeat_tick: 1,
+                pre_vote: true,
+                check_quorum: true,
+            },
+            _ => RaftSettings {
+                tick,
+                election_tick: defaults.election_tick,
+                heartbeat_tick: defaults.heartbeat_tick,
+                pre_vote: self == System::RaftPvCq,
+                check_quorum: self == System::RaftPvCq,
+            },
+        }
+    }
+
+    /// omnipaxos's settings, for the BLE systems.
+    pub fn omni_settings(self) -> OmniSettings {
+        OmniSettings {
+            tick: Duration::from_millis(100),
+            election_tick_timeout: match self {
+                System::Ble500 => 5,
+                _ => omnipaxos::ServerConfig::default().election_tick_timeout,
+            },
+        }
+    }
+}
+
+/// The three libraries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// bully-core.
+    Bully,
+    /// raft-rs.
+    Raft,
+    /// omnipaxos.
+    Omni,
+}
+
+/// Something to do with one system's members, whatever their type.
+pub trait Visit {
+    /// What it returns.
+    type Out;
+    /// Does it; `build(id, n, seed)` makes member `id` of `1..=n`.
+    fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out;
+}
+
+/// Runs `v` with the member builder of `system`.
+pub fn with_system<V: Visit>(system: System, v: V) -> V::Out {
+    match system.library() {
+        Library::Bully => {
+            let config = system.bully_config();
+            let base = Instant::now();
+            v.visit(&move |id, n, _seed| BullyPeer::new(id, n, config.clone(), base))
+        }
+        Library::Raft => {
+            let settings = system.raft_settings();
+            v.visit(&move |id, n, seed| RaftPeer::new(id, n, settings, member_seed(seed, id)))
+        }
+        Library::Omni => {
+            let settings = system.omni_settings();
+            v.visit(&move |id, n, seed| OmniPeer::new(id, n, settings, member_seed(seed, id)))
+        }
+    }
+}
+
+/// A member's own seed, derived from the run's.
+pub fn member_seed(seed: u64, id: u64) -> u64 {
+    seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ id.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+}
+
+/// A steady-state cluster of `system` with members of type `P` (which must be
+/// `system`'s), and its leader.
+pub fn with_system_sim<P: Peer + 'static>(
+    system: System,
+    n: u64,
+    settle: std::time::Duration,
+) -> (crate::sim::Sim<P>, u64) {
+    struct Steady<P> {
+        n: u64,
+        settle: std::time::Duration,
+        _p: std::marker::PhantomData<P>,
+    }
+    impl<Q: Peer + 'static> Visit for Steady<Q> {
+        type Out = (crate::sim::Sim<Q>, u64);
+        fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out {
+            let (sim, leader) = crate::steady::steady(build, self.n, self.settle);
+            let boxed: Box<dyn std::any::Any> = Box::new(sim);
+            let sim = *boxed
+                .downcast::<crate::sim::Sim<Q>>()
+                .expect("the member type matches the system's library");
+            (sim, leader)
+        }
+    }
+    with_system(
+        system,
+        Steady::<P> {
+            n,
+            settle,
+            _p: std::marker::PhantomData,
+        },
+    )
+}

@@ -63,7 +63,9 @@ impl Settings {
     /// Every member's configuration: the defaults the `simulate` program measures
     /// Table 1 with, and the chosen policies.
     pub fn config(&self) -> Config {
+        // The seeds' model: a process that boots or recovers elects at once.
         Config::default()
+            .with_staggered_start(false)
             .with_algorithm(self.algorithm.into())
             .with_quorum(self.quorum.into())
             .with_preemption(self.preemption.into())

@@ -45,6 +45,8 @@ impl Session {
     pub fn new(settings: Settings) -> Result<Session, WebError> {
         settings.validate()?;
         let mut sim = Simulation::new(settings.seed, settings.members(), settings.config())?;
+        // Table 1's setting: every process up and idle until something happens.
+        sim.wake_all();
         if settings.loss_percent > 0 {
             sim.set_default_link(settings.link(sim.message_delay()));
         }

@@ -73,8 +73,9 @@ fn modified_bully_from_4_of_10_sends_25_and_from_1_sends_table_1s_28() {
 
 /// What the page does, done directly on bully-core's simulator.
 fn native_run(seed: u64) -> Simulation {
-    let config = Config::default();
+    let config = Config::default().with_staggered_start(false);
     let mut sim = Simulation::new(seed, (1..=8).map(NodeId), config).unwrap();
+    sim.wake_all();
     sim.set_default_link(bully_core::sim::LinkConfig {
         loss: 0.2,
         ..bully_core::sim::LinkConfig::reliable(sim.message_delay())
@@ -174,10 +175,10 @@ fn seed_004s_experiments_on_the_page_cost_what_the_simulator_measures() {
             assert!(session.run_to_end().unwrap());
             let measured = scenario::seed004_experiment(&settings.config(), number, seed).unwrap();
             let frame = session.frame();
-            assert_eq!(frame.agreed.map(NodeId), measured.leader, "{number}/{seed}");
+            assert_eq!(frame.agreed.map(NodeId), measured.report.leader, "{number}/{seed}");
             assert_eq!(
                 frame.election_messages,
-                measured.total(),
+                measured.report.total(),
                 "experiment {number}, seed {seed}"
             );
         }

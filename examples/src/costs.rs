@@ -147,6 +147,8 @@ pub fn cost_row(config: &Config, n: u64) -> Result<CostRow, SimError> {
     let initiators = (1..=n)
         .map(|p| {
             let mut sim = Simulation::new(0, members(n), config.clone())?;
+            // Table 1's setting: every process up and idle.
+            sim.wake_all();
             measure(&mut sim, config, |sim| {
                 sim.command(NodeId(p), |node, now| node.start_election(now))
                     .map(|_| ())

@@ -42,10 +42,17 @@ fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial
                     );
                     assert!(report.expected.is_some(), "{what}");
                     assert_eq!(report.final_leader, report.expected, "{what}");
+                    // The goal of issue 12: a stable leader within 1 s of the cut (in
+                    // every seed, not only the median), 95 % of the window with one,
+                    // terms +3 at most, one agreed leader within the failover bound
+                    // after the heal.
                     let stable = report.time_to_stable.expect("a stable leader");
-                    assert!(stable <= Duration::from_millis(1500), "{what}");
-                    assert!(report.availability >= 0.93, "{what}");
+                    assert!(stable <= Duration::from_secs(1), "{what}");
+                    assert!(report.availability >= 0.95, "{what}");
                     assert!(report.term_growth <= 3, "{what}");
+                    let bound = config.failover_bound(scenario.members() as usize);
+                    let healed = report.after_heal.expect("agreement after the heal");
+                    assert!(healed <= bound, "{what}: healed in {healed:?}, bound {bound:?}");
                     assert_eq!(report.overlapping_leaderships, 0, "{what}");
                     assert_eq!(report.same_term_leaders, 0, "{what}");
                     assert_eq!(report.violations, 0, "{what}");

@@ -52,7 +52,10 @@ fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial
                     assert!(report.term_growth <= 3, "{what}");
                     let bound = config.failover_bound(scenario.members() as usize);
                     let healed = report.after_heal.expect("agreement after the heal");
-                    assert!(healed <= bound, "{what}: healed in {healed:?}, bound {bound:?}");
+                    assert!(
+                        healed <= bound,
+                        "{what}: healed in {healed:?}, bound {bound:?}"
+                    );
                     assert_eq!(report.overlapping_leaderships, 0, "{what}");
                     assert_eq!(report.same_term_leaders, 0, "{what}");
                     assert_eq!(report.violations, 0, "{what}");

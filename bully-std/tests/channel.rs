@@ -16,7 +16,9 @@ fn node(id: u64, members: &[u64]) -> Node {
     Node::new(
         NodeId(id),
         members.iter().map(|&m| NodeId(m)),
-        Config::default(),
+        // Every member elects at boot, as the seeds' processes do (the events
+        // test reads each boot election).
+        Config::default().with_staggered_start(false),
     )
     .unwrap()
 }

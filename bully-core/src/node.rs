@@ -112,30 +112,14 @@ pub struct Node {
     /// An election this node takes part in without running it: modified Bully's
     /// raised flag, or a ring token it passed on. Lowered by a leadership.
     pending_election: Option<Term>,
-    /// Modified Bully: the highest member that answered the running collection.
-    best_responder: Option<NodeId>,
-    /// Ring: the token passed on and not yet acknowledged.
-    ring_hop: Option<ring::PendingHop>,
-    /// Ring: the strongest `(term, initiator)` token passed on.
-    ring_best: Option<(Term, NodeId)>,
-    /// Quorum: the latest Coordinator this node voted for, `(term, candidate)`.
-    vote: Option<(Term, NodeId)>,
-    /// Quorum: the leader it promised not to vote against (none: nobody, after a
-    /// start), and until when.
-    promise: Option<(Option<NodeId>, Instant)>,
-    /// Quorum: a claim it could not vote for only because of its promise to a
-    /// sitting leader, `(claimant, term)`; the vote is cast if that leader
-    /// resigns.
-    deferred_vote: Option<(NodeId, Term)>,
-    /// Quorum, claiming: votes gathered, itself included, and when it asked.
-    claim_votes: usize,
-    claim_sent_at: Option<Instant>,
-    /// Quorum, leading: when the lease runs out.
-    lease_until: Option<Instant>,
+    /// Modified Bully: its collection of answers.
+    modified: modified::Collection,
+    /// Ring: the token in its hands.
+    ring: ring::RingState,
+    /// The quorum gate: votes, promises, claims and the lease.
+    gate: quorum::QuorumGate,
     /// The number of the last heartbeat round sent in the current leadership.
     round: u64,
-    /// Quorum, leading: the latest rounds' send times and acknowledgements.
-    rounds: [quorum::Round; quorum::ROUNDS],
     /// The leader timeout last armed and the rank it was computed for, so that
     /// re-arming the detector on every heartbeat costs a comparison rather than
     /// `Config::leader_timeout_at_rank`'s arithmetic (the config never changes).
@@ -165,17 +149,10 @@ impl Node {
             abstaining,
             announced_at,
             pending_election,
-            best_responder,
-            ring_hop,
-            ring_best,
-            vote,
-            promise,
-            deferred_vote,
-            claim_votes,
-            claim_sent_at,
-            lease_until,
+            modified,
+            ring,
+            gate,
             round,
-            rounds,
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
             connectivity,
@@ -183,16 +160,7 @@ impl Node {
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (
-                best_responder,
-                ring_hop,
-                ring_best,
-                vote,
-                promise,
-                deferred_vote,
-            ),
-            (claim_votes, claim_sent_at, lease_until, round, rounds),
-            connectivity,
+            (modified, ring, gate, round, connectivity),
         )
     }
 }
@@ -256,17 +224,10 @@ impl Node {
             announced_at: None,
             abstaining: false,
             pending_election: None,
-            best_responder: None,
-            ring_hop: None,
-            ring_best: None,
-            vote: None,
-            promise: None,
-            deferred_vote: None,
-            claim_votes: 0,
-            claim_sent_at: None,
-            lease_until: None,
+            modified: modified::Collection::default(),
+            ring: ring::RingState::default(),
+            gate: quorum::QuorumGate::default(),
             round: 0,
-            rounds: Default::default(),
             leader_timeout_memo: None,
             connectivity: connectivity::Connectivity::default(),
         }
@@ -325,7 +286,7 @@ impl Node {
             .map_or(state.term, |(voted, _)| state.term.max(voted));
         if term >= self.term {
             self.term = term;
-            self.vote = state.vote;
+            self.gate.vote = state.vote;
         }
     }
 
@@ -335,7 +296,7 @@ impl Node {
     pub fn durable_state(&self) -> DurableState {
         DurableState {
             term: self.term,
-            vote: self.vote,
+            vote: self.gate.vote,
         }
     }
 
@@ -425,7 +386,7 @@ impl Node {
     pub fn exclusive_until(&self) -> Option<Instant> {
         self.leadership_term()?;
         self.quorum()?;
-        self.lease_until
+        self.gate.lease_until
     }
 
     /// The highest term this node has seen or started. Never decreases.
@@ -573,15 +534,15 @@ impl Node {
             .map_err(CommandError::Membership)?;
         if self.members.acked_claim(id) {
             // Its vote no longer counts toward a claim under way.
-            self.claim_votes = self.claim_votes.saturating_sub(1);
+            self.gate.claim_votes = self.gate.claim_votes.saturating_sub(1);
         }
         self.members.remove(id);
-        if self.best_responder == Some(id) {
+        if self.modified.best_responder == Some(id) {
             // It will not be told to take over; if nobody else above answered,
             // this node wins, and rule 5 hands the leadership on if needed.
-            self.best_responder = None;
+            self.modified.best_responder = None;
         }
-        if self.ring_hop.as_ref().is_some_and(|hop| hop.to == id) {
+        if self.ring.hop.as_ref().is_some_and(|hop| hop.to == id) {
             // The token was last handed to it: pass it on to the next one now.
             self.ring_on_hop_timeout(now);
         }
@@ -726,6 +687,7 @@ impl Node {
     fn begin_election(&mut self, now: Instant, term: Term) {
         let accepted = self.highest.map(|highest| highest.term);
         let voted_for_another = self
+            .gate
             .vote
             .filter(|&(_, whom)| whom != self.id)
             .map(|(voted, _)| voted);
@@ -775,7 +737,7 @@ impl Node {
         self.drop_leader();
         self.term = self.term.max(term);
         self.pending_election = None;
-        self.ring_hop = None;
+        self.ring.hop = None;
         for timer in [
             Timer::LeaderTimeout,
             Timer::Answer,

@@ -95,12 +95,13 @@ impl Node {
         self.note_leader_resigned(from);
         self.elect_soon(now, from);
         if self
+            .gate
             .promise
             .is_some_and(|(promised, _)| promised == Some(from))
         {
             // It stopped leading before it said so: the promise that protected
             // its lease protects nothing now.
-            self.promise = None;
+            self.gate.promise = None;
             self.cast_deferred_vote(now);
         }
     }
@@ -142,6 +143,7 @@ impl Node {
     fn may_follow_older_term(&self, from: NodeId, term: Term) -> bool {
         self.may_follow_again(from)
             && self
+                .gate
                 .vote
                 .is_none_or(|(voted, whom)| whom == self.id || voted <= term)
     }

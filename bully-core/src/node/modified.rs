@@ -46,11 +46,18 @@ pub(super) enum Ask {
     Higher,
 }
 
+/// Modified Bully's state inside a [`Node`]: the collection of answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Collection {
+    /// The highest member that answered the running collection.
+    pub(super) best_responder: Option<NodeId>,
+}
+
 impl Node {
     /// Opens a collecting step in the current term.
     pub(super) fn modified_open_election(&mut self, now: Instant, ask: Ask) {
         let term = self.term;
-        self.best_responder = None;
+        self.modified.best_responder = None;
         let higher_live = self
             .members
             .higher()
@@ -147,7 +154,7 @@ impl Node {
             return;
         }
         // "Only IDs greater than the stored ID can override the coordinator ID."
-        self.best_responder = self.best_responder.max(Some(from));
+        self.modified.best_responder = self.modified.best_responder.max(Some(from));
         let top_live = self
             .members
             .higher()
@@ -175,7 +182,7 @@ impl Node {
         let Phase::Electing { term } = self.phase else {
             return;
         };
-        match self.best_responder.take() {
+        match self.modified.best_responder.take() {
             Some(chosen) => {
                 // Members above the chosen one that stayed silent are suspected.
                 for index in 0..self.members.higher().len() {

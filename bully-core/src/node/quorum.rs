@@ -36,6 +36,28 @@ pub(super) struct Round {
     acks: usize,
 }
 
+/// The quorum gate's state inside a [`Node`]: what it voted and promised, the
+/// claim it runs, and its lease while it leads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct QuorumGate {
+    /// The latest Coordinator this node voted for, `(term, candidate)`.
+    pub(super) vote: Option<(Term, NodeId)>,
+    /// The leader it promised not to vote against (none: nobody, after a start),
+    /// and until when.
+    pub(super) promise: Option<(Option<NodeId>, Instant)>,
+    /// A claim it could not vote for only because of its promise to a sitting
+    /// leader, `(claimant, term)`; the vote is cast if that leader resigns or the
+    /// promise runs out.
+    pub(super) deferred_vote: Option<(NodeId, Term)>,
+    /// Claiming: votes gathered, itself included, and when it asked.
+    pub(super) claim_votes: usize,
+    pub(super) claim_sent_at: Option<Instant>,
+    /// Leading: when the lease runs out.
+    pub(super) lease_until: Option<Instant>,
+    /// Leading: the latest rounds' send times and acknowledgements.
+    pub(super) rounds: [Round; ROUNDS],
+}
+
 impl Node {
     /// The number of members, this node included, that must stand behind a leader.
     pub(super) fn quorum(&self) -> Option<usize> {
@@ -45,7 +67,7 @@ impl Node {
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
     /// voting for `candidate` now.
     fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
-        match self.promise {
+        match self.gate.promise {
             Some((promised, until)) if until > now && promised != Some(candidate) => Some(until),
             _ => None,
         }
@@ -55,6 +77,7 @@ impl Node {
     pub(super) fn begin_claim(&mut self, now: Instant) {
         let term = self.term;
         let voted_elsewhere = self
+            .gate
             .vote
             .filter(|&(voted, whom)| voted > term || (voted == term && whom != self.id));
         if let Some((voted, _)) = voted_elsewhere {
@@ -75,14 +98,14 @@ impl Node {
         }
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
         // before it votes for anyone else; if it does not, it granted no lease.
-        self.vote = Some((term, self.id));
+        self.gate.vote = Some((term, self.id));
         self.members.reset_acks();
-        self.claim_votes = usize::from(self.members.is_voter(self.id));
-        self.claim_sent_at = Some(now);
+        self.gate.claim_votes = usize::from(self.members.is_voter(self.id));
+        self.gate.claim_sent_at = Some(now);
         self.phase = Phase::Claiming { term };
         if self
             .quorum()
-            .is_some_and(|quorum| self.claim_votes < quorum)
+            .is_some_and(|quorum| self.gate.claim_votes < quorum)
         {
             // When its own vote is the quorum there is nobody to ask: the
             // confirming heartbeat round below tells every member, and one input
@@ -117,15 +140,15 @@ impl Node {
         let (Phase::Claiming { .. }, Some(quorum)) = (self.phase, self.quorum()) else {
             return;
         };
-        if self.claim_votes < quorum {
+        if self.gate.claim_votes < quorum {
             return;
         }
         self.timers.stop(Timer::Answer);
-        self.rounds = [Round::default(); ROUNDS];
+        self.gate.rounds = [Round::default(); ROUNDS];
         self.round = 0;
         self.members.reset_acks();
-        let sent_at = self.claim_sent_at.unwrap_or(now);
-        self.lease_until = Some(Self::after(sent_at, self.config.leader_lease()));
+        let sent_at = self.gate.claim_sent_at.unwrap_or(now);
+        self.gate.lease_until = Some(Self::after(sent_at, self.config.leader_lease()));
         self.lead(now);
         // The first heartbeat confirms the leadership to the members at once.
         self.send_heartbeats(now);
@@ -149,6 +172,7 @@ impl Node {
             return;
         }
         let voted_elsewhere = self
+            .gate
             .vote
             .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != from));
         if voted_elsewhere {
@@ -161,7 +185,7 @@ impl Node {
             // under `Preemption::Always`) or when the promise runs out (a leader
             // whose lease ended out of this member's sight), if the claim is
             // still the newest then; the claimant waits long enough for it.
-            self.deferred_vote = Some((from, term));
+            self.gate.deferred_vote = Some((from, term));
             self.timers.set(Timer::DeferredVote, until);
             self.drop_input(DropReason::Refused);
             return;
@@ -169,7 +193,7 @@ impl Node {
         if !self.members.is_voter(self.id) {
             return;
         }
-        self.deferred_vote = None;
+        self.gate.deferred_vote = None;
         self.timers.stop(Timer::DeferredVote);
         if self.phase == Phase::Leading {
             // It yields to the claimant: it tells its followers it no longer
@@ -186,10 +210,10 @@ impl Node {
             self.leave_role();
             self.drop_leader();
         }
-        self.vote = Some((term, from));
+        self.gate.vote = Some((term, from));
         // A vote backs the lease the claimant dates from its claim, so it promises
         // as an acknowledged heartbeat does.
-        self.promise = Some((Some(from), Self::after(now, self.config.follower_lease())));
+        self.gate.promise = Some((Some(from), Self::after(now, self.config.follower_lease())));
         self.term = self.term.max(term);
         self.pending_election = None;
         self.timers.stop(Timer::Coordinator);
@@ -211,7 +235,7 @@ impl Node {
             return;
         }
         let until = Self::after(now, self.config.follower_lease());
-        self.promise = Some((Some(from), until));
+        self.gate.promise = Some((Some(from), until));
         self.send(from, Message::Ack { term, round });
     }
 
@@ -220,7 +244,7 @@ impl Node {
         match self.phase {
             Phase::Claiming { term: claimed } if claimed == term && round == 0 => {
                 if self.members.ack_claim(from) {
-                    self.claim_votes += 1;
+                    self.gate.claim_votes += 1;
                     self.confirm_if_quorum(now);
                 }
             }
@@ -242,14 +266,14 @@ impl Node {
         let own = usize::from(self.members.is_voter(self.id));
         let lease = self.config.leader_lease();
         let mut extended = false;
-        for slot in &mut self.rounds {
+        for slot in &mut self.gate.rounds {
             if slot.number > before && slot.number <= round {
                 slot.acks += 1;
                 if slot.acks + own >= quorum {
                     if let Some(sent_at) = slot.sent_at {
                         let until = Self::after(sent_at, lease);
-                        if self.lease_until.is_none_or(|current| until > current) {
-                            self.lease_until = Some(until);
+                        if self.gate.lease_until.is_none_or(|current| until > current) {
+                            self.gate.lease_until = Some(until);
                             extended = true;
                         }
                     }
@@ -264,7 +288,7 @@ impl Node {
     /// Records heartbeat round `round` sent at `now`.
     pub(super) fn record_round(&mut self, now: Instant) {
         self.round += 1;
-        let slot = &mut self.rounds[(self.round % ROUNDS as u64) as usize];
+        let slot = &mut self.gate.rounds[(self.round % ROUNDS as u64) as usize];
         *slot = Round {
             number: self.round,
             sent_at: Some(now),
@@ -274,13 +298,13 @@ impl Node {
         if self.quorum().is_some_and(|quorum| own >= quorum) {
             // Its own vote is the quorum (a cluster of one): nobody else's
             // acknowledgement is needed to renew the lease.
-            self.lease_until = Some(Self::after(now, self.config.leader_lease()));
+            self.gate.lease_until = Some(Self::after(now, self.config.leader_lease()));
             self.arm_lease_timer();
         }
     }
 
     fn arm_lease_timer(&mut self) {
-        if let Some(until) = self.lease_until {
+        if let Some(until) = self.gate.lease_until {
             self.timers.set(Timer::Lease, until);
         }
     }
@@ -288,7 +312,7 @@ impl Node {
     /// The lease ran out before a quorum acknowledged a newer round: this node can
     /// no longer be sure nobody else leads, so it stops.
     pub(super) fn on_lease_timeout(&mut self, now: Instant) {
-        let expired = self.lease_until.is_some_and(|until| until <= now);
+        let expired = self.gate.lease_until.is_some_and(|until| until <= now);
         if self.phase == Phase::Leading && expired {
             self.events
                 .push_back(Event::LeaseExpired { term: self.term });
@@ -303,7 +327,7 @@ impl Node {
                 }
             }
             self.resign_leadership();
-            self.lease_until = None;
+            self.gate.lease_until = None;
             self.note_quorum_lost(now);
             self.arm_leader_timeout(now);
         }
@@ -313,7 +337,7 @@ impl Node {
     /// waited for that.
     pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
         self.timers.stop(Timer::DeferredVote);
-        let Some((claimant, term)) = self.deferred_vote.take() else {
+        let Some((claimant, term)) = self.gate.deferred_vote.take() else {
             return;
         };
         if self.term <= term {
@@ -328,7 +352,7 @@ impl Node {
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
             let until = Self::after(now, self.config.follower_lease());
-            self.promise = Some((None, until));
+            self.gate.promise = Some((None, until));
         }
     }
 }

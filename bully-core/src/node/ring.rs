@@ -38,11 +38,20 @@ pub(super) struct PendingHop {
     pub(super) message: Message,
 }
 
+/// The ring's state inside a [`Node`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct RingState {
+    /// The token passed on and not yet acknowledged.
+    pub(super) hop: Option<PendingHop>,
+    /// The strongest `(term, initiator)` token passed on.
+    pub(super) best: Option<(Term, NodeId)>,
+}
+
 impl Node {
     /// The initiator's first hop.
     pub(super) fn ring_open_election(&mut self, now: Instant) {
         let term = self.term;
-        self.ring_best = Some((term, self.id));
+        self.ring.best = Some((term, self.id));
         self.phase = Phase::Electing { term };
         let token = Message::RingElection {
             term,
@@ -93,7 +102,7 @@ impl Node {
             );
             return;
         }
-        if self.ring_best.is_some_and(|best| (term, initiator) < best) {
+        if self.ring.best.is_some_and(|best| (term, initiator) < best) {
             // A weaker concurrent election: it stops here.
             self.drop_input(DropReason::Outdated);
             return;
@@ -103,7 +112,7 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
-        self.ring_best = Some((term, initiator));
+        self.ring.best = Some((term, initiator));
         // This node's leadership, or its own weaker election, gives way to the
         // newer pass; it takes part as any member does.
         self.leave_role();
@@ -230,7 +239,7 @@ impl Node {
             return;
         };
         self.send(to, message.clone());
-        self.ring_hop = Some(PendingHop { to, message });
+        self.ring.hop = Some(PendingHop { to, message });
         self.timers.set(
             Timer::RingHop,
             Self::after(now, self.config.answer_timeout()),
@@ -260,11 +269,12 @@ impl Node {
     /// Answer from `from`: the acknowledgement of a hop.
     pub(super) fn ring_on_answer(&mut self, from: NodeId, term: Term) {
         let acknowledged = self
-            .ring_hop
+            .ring
+            .hop
             .as_ref()
             .is_some_and(|hop| hop.to == from && hop.message.term() == term);
         if acknowledged {
-            self.ring_hop = None;
+            self.ring.hop = None;
             self.timers.stop(Timer::RingHop);
         } else {
             self.drop_input(DropReason::Outdated);
@@ -274,7 +284,7 @@ impl Node {
     /// The successor did not acknowledge: it is suspected, and the token goes to
     /// the next one.
     pub(super) fn ring_on_hop_timeout(&mut self, now: Instant) {
-        if let Some(hop) = self.ring_hop.take() {
+        if let Some(hop) = self.ring.hop.take() {
             self.members.suspect(hop.to);
             self.ring_pass(now, hop.message);
         }

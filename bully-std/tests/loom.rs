@@ -77,7 +77,9 @@ fn node(id: u64, members: &[u64]) -> Node {
     Node::new(
         NodeId(id),
         members.iter().map(|&m| NodeId(m)),
-        Config::default(),
+        // It elects as soon as it starts: the models count timer expiries from
+        // there (the staggered start would add one to every model).
+        Config::default().with_staggered_start(false),
     )
     .unwrap()
 }

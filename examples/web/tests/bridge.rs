@@ -175,7 +175,11 @@ fn seed_004s_experiments_on_the_page_cost_what_the_simulator_measures() {
             assert!(session.run_to_end().unwrap());
             let measured = scenario::seed004_experiment(&settings.config(), number, seed).unwrap();
             let frame = session.frame();
-            assert_eq!(frame.agreed.map(NodeId), measured.report.leader, "{number}/{seed}");
+            assert_eq!(
+                frame.agreed.map(NodeId),
+                measured.report.leader,
+                "{number}/{seed}"
+            );
             assert_eq!(
                 frame.election_messages,
                 measured.report.total(),

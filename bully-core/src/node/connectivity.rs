@@ -36,13 +36,14 @@
 //! cannot win moves a term.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Node, Phase};
 use crate::config::{Algorithm, Preemption};
 use crate::event::FencingToken;
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
+use crate::time::Instant;
 use crate::timer::Timer;
 
 /// The most a member backs off between failed probes, in leader timeouts.

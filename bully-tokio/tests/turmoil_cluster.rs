@@ -10,33 +10,21 @@
 //! Run with `--nocapture` to see the measured times.
 
 use std::collections::BTreeMap;
-use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId};
 use bully_core::{Config, Leader, Node, NodeId};
-use bully_tokio::{DatagramSocket, UdpTransport};
+use bully_tokio::UdpTransport;
+
+mod sim_socket;
+use sim_socket::SimSocket;
 
 const PORT: u16 = 7000;
 const N: u64 = 5;
 const SECRET: &[u8] = b"turmoil test secret, 32 bytes!!!";
-
-/// turmoil's UDP socket, seen by `UdpTransport`.
-struct SimSocket(turmoil::net::UdpSocket);
-
-#[async_trait]
-impl DatagramSocket for SimSocket {
-    async fn send_to(&self, datagram: &[u8], target: SocketAddr) -> io::Result<usize> {
-        self.0.send_to(datagram, target).await
-    }
-    async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.0.recv_from(buf).await
-    }
-}
 
 fn config() -> Config {
     // turmoil delivers within 1..=5 ms here; its 1 ms tick adds a millisecond of

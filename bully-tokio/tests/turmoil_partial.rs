@@ -22,15 +22,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId};
 use bully_core::{Config, Leader, Node, NodeId, Quorum};
-use bully_tokio::{DatagramSocket, UdpTransport};
+use bully_tokio::UdpTransport;
+
+mod sim_socket;
+use sim_socket::SimSocket;
 
 const PORT: u16 = 7000;
 const N: u64 = 5;
@@ -42,19 +43,6 @@ const STABLE_WITHIN: Duration = Duration::from_secs(3);
 const WINDOW: Duration = Duration::from_secs(10);
 /// How far the highest term may grow over the window.
 const MAX_TERM_GROWTH: u64 = 3;
-
-/// turmoil's UDP socket, seen by `UdpTransport` (as in `turmoil_cluster.rs`).
-struct SimSocket(turmoil::net::UdpSocket);
-
-#[async_trait]
-impl DatagramSocket for SimSocket {
-    async fn send_to(&self, datagram: &[u8], target: SocketAddr) -> io::Result<usize> {
-        self.0.send_to(datagram, target).await
-    }
-    async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.0.recv_from(buf).await
-    }
-}
 
 /// The default timings with a majority quorum: what `simulate partial` measures
 /// in the deterministic simulator. turmoil delivers within 1..=5 ms, well inside

@@ -77,8 +77,9 @@ impl Leadership {
         self.ended.cancelled().await;
     }
 
-    /// The signal as a [`CancellationToken`], for code that takes one. It is a
-    /// child token: cancelling it stops only what holds it, not the leadership.
+    /// The signal as a `CancellationToken` (tokio-util's, re-exported here), for
+    /// code that takes one. It is a child token: cancelling it stops only what
+    /// holds it, not the leadership.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.ended.child_token()
     }

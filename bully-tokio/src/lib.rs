@@ -101,4 +101,5 @@ pub use async_trait::async_trait;
 
 /// `CancellationToken`, which [`Leadership::cancellation_token`] returns
 /// (re-exported from `tokio-util`).
+#[doc(no_inline)]
 pub use tokio_util::sync::CancellationToken;

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bully_agent::status::Status;
 use bully_core::{Config, FencingToken, Quorum};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -126,16 +127,21 @@ impl Timing {
     }
 }
 
+/// Another secret, as long, for the member [`Options::other_secret`] names.
+pub(crate) const OTHER_SECRET: &str = "a different 32-byte secret!!!!!!";
+
 /// One node's configuration file, as text. `members` maps every member id to
-/// the address this node uses for it (its own: the address it binds).
+/// the address this node uses for it (its own: the address it binds);
+/// `secret_file` is relative to the configuration's directory.
 pub(crate) fn node_config(
     id: u64,
     members: &BTreeMap<u64, SocketAddr>,
     listen: Option<SocketAddr>,
     timing: &Timing,
+    secret_file: &str,
 ) -> String {
     let mut text = format!(
-        "cluster = {CLUSTER_ID}\nid = {id}\ndata_dir = \"data/{id}\"\nsecret_file = \"secret\"\n\
+        "cluster = {CLUSTER_ID}\nid = {id}\ndata_dir = \"data/{id}\"\nsecret_file = \"{secret_file}\"\n\
          algorithm = \"classic\"\nquorum = \"majority\"\npreemption = \"always\"\n"
     );
     if let Some(listen) = listen {
@@ -160,6 +166,8 @@ pub(crate) struct Options {
     pub(crate) timing: Timing,
     /// Route every peer link through a [`Relay`].
     pub(crate) relay: bool,
+    /// A member configured with [`OTHER_SECRET`] instead of [`SECRET`].
+    pub(crate) other_secret: Option<u64>,
 }
 
 /// One member.
@@ -197,6 +205,7 @@ impl Cluster {
             .tempdir()
             .expect("a temporary directory");
         std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
+        std::fs::write(dir.path().join("other-secret"), OTHER_SECRET).expect("write a secret");
         let ids: Vec<u64> = (1..=options.size).collect();
         let udp: BTreeMap<u64, SocketAddr> =
             ids.iter().map(|&id| (id, free_udp_address())).collect();
@@ -217,7 +226,17 @@ impl Cluster {
             let config = dir.path().join(format!("node{id}.toml"));
             std::fs::write(
                 &config,
-                node_config(id, &members, Some(http), &options.timing),
+                node_config(
+                    id,
+                    &members,
+                    Some(http),
+                    &options.timing,
+                    if options.other_secret == Some(id) {
+                        "other-secret"
+                    } else {
+                        "secret"
+                    },
+                ),
             )
             .expect("write a configuration");
             nodes.insert(
@@ -452,28 +471,37 @@ impl Cluster {
         }
     }
 
-    /// `bully-agent status --endpoint ... --json` against `id`'s endpoint: the
-    /// `/leader` document, or `None` if the agent does not answer.
-    pub(crate) fn status(&self, id: u64) -> Option<serde_json::Value> {
+    /// `id`'s `/leader` document, or `None` if the agent does not answer.
+    pub(crate) fn status(&self, id: u64) -> Option<Status> {
         status(self.node(id).http)
     }
 
     /// Waits up to `timeout` until every running agent names the same leader,
     /// that leader says it leads and its child runs; returns the leader's id.
     pub(crate) fn wait_for_agreement(&self, timeout: Duration) -> u64 {
+        let running: Vec<u64> = self
+            .nodes
+            .iter()
+            .filter(|(_, node)| node.process.is_some())
+            .map(|(&id, _)| id)
+            .collect();
+        self.wait_for_agreement_among(&running, timeout)
+    }
+
+    /// [`Cluster::wait_for_agreement`] among `ids` only.
+    pub(crate) fn wait_for_agreement_among(&self, ids: &[u64], timeout: Duration) -> u64 {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(leader) = self.agreed_leader() {
+            if let Some(leader) = self.agreed_leader(ids) {
                 return leader;
             }
             if Instant::now() >= deadline {
-                let statuses: Vec<String> = self
-                    .nodes
-                    .keys()
+                let statuses: Vec<String> = ids
+                    .iter()
                     .map(|&id| format!("{id}: {:?}", self.status(id)))
                     .collect();
                 panic!(
-                    "the agents did not agree on a leader within {timeout:?}:\n{}\n{}",
+                    "members {ids:?} did not agree on a leader within {timeout:?}:\n{}\n{}",
                     statuses.join("\n"),
                     self.all_logs()
                 );
@@ -482,22 +510,29 @@ impl Cluster {
         }
     }
 
-    fn agreed_leader(&self) -> Option<u64> {
+    fn agreed_leader(&self, ids: &[u64]) -> Option<u64> {
         let mut leader = None;
-        for (&id, node) in &self.nodes {
-            if node.process.is_none() {
-                continue;
-            }
-            let status = self.status(id)?;
-            let named = status["leader"].as_u64()?;
+        for &id in ids {
+            let named = self.status(id)?.leader?;
             if *leader.get_or_insert(named) != named {
                 return None;
             }
         }
         let leader = leader?;
         let status = self.status(leader)?;
-        let leads = status["role"] == "leader" && status["child"]["running"] == true;
+        let leads = status.role == "leader" && status.child.running;
         leads.then_some(leader)
+    }
+
+    /// `id`'s `/metrics` (Prometheus text); panics if it does not answer.
+    pub(crate) fn metrics(&self, id: u64) -> String {
+        let url = format!("http://{}/metrics", self.node(id).http);
+        ureq::get(&url)
+            .call()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
+            .body_mut()
+            .read_to_string()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
     }
 
     /// Kills every process this cluster started: the agents' groups (agents and
@@ -507,9 +542,9 @@ impl Cluster {
         // Only a group that still has one of ours in it: a reaped agent's pid may
         // lead someone else's group by now.
         let ours = |cmdline: &str| cmdline.contains(AGENT) || cmdline.contains(&dir);
-        let processes = processes();
+        let running = processes();
         for &group in &self.groups {
-            if processes.iter().any(|p| p.pgid == group && ours(&p.cmdline)) {
+            if running.iter().any(|p| p.pgid == group && ours(&p.cmdline)) {
                 let _ = killpg(pid(group), Signal::SIGKILL);
             }
         }
@@ -550,18 +585,10 @@ impl Drop for Cluster {
     }
 }
 
-/// `bully-agent status --endpoint ADDRESS --json`: the `/leader` document, or
-/// `None` if the agent does not answer.
-pub(crate) fn status(endpoint: SocketAddr) -> Option<serde_json::Value> {
-    let output = Command::new(AGENT)
-        .args(["status", "--endpoint", &endpoint.to_string(), "--json"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run bully-agent status");
-    if !output.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&output.stdout).ok()
+/// `id`'s `/leader` document, fetched as `bully-agent status` does, or `None` if
+/// the agent does not answer.
+pub(crate) fn status(endpoint: SocketAddr) -> Option<Status> {
+    bully_agent::status::fetch(&endpoint.to_string()).ok()
 }
 
 fn pid(pid: u32) -> Pid {

@@ -47,7 +47,7 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     let first_deadline = leadership
         .deadline()
         .expect("a quorum leadership has a deadline");
-    let mut deadlines = leadership.deadlines();
+    let deadlines = leadership.deadlines();
     tokio::time::sleep(lease * 10).await;
     assert!(
         leadership.is_current(),

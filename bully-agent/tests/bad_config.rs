@@ -77,7 +77,7 @@ impl Setup {
         self.path("child.log")
     }
 
-    /// `bully-agent run --config CONFIG [extra] -- sh child.sh child.log`, in a
+    /// `bully-agent run --config CONFIG [extra] -- bash child.sh child.log`, in a
     /// process group of its own; waits for it to exit. An agent still running
     /// after [`REFUSAL_PATIENCE`] has accepted what it should have refused: it is
     /// killed (with its group) and the test fails.
@@ -89,7 +89,7 @@ impl Setup {
             .arg("--config")
             .arg(config)
             .args(extra)
-            .args(["--", "sh"])
+            .args(["--", "bash"])
             .arg(child_script())
             .arg(self.child_log())
             .env_remove("BULLY_AGENT_TEST_UNSET")
@@ -123,40 +123,58 @@ impl Setup {
     }
 
     /// Runs the agent and checks the refusal: status 1, one `error:` line that
-    /// mentions every one of `mentions`, no child, nothing bound.
-    fn assert_refused(&self, case: &str, config: &Path, extra: &[&str], mentions: &[&str]) {
+    /// mentions every one of `mentions`, no child, nothing bound. Says what is
+    /// wrong, if anything.
+    fn check_refused(
+        &self,
+        case: &str,
+        config: &Path,
+        extra: &[&str],
+        mentions: &[&str],
+    ) -> Result<(), String> {
         let outcome = self.run(config, extra);
         let errors: Vec<&str> = outcome
             .stderr
             .lines()
             .filter(|line| line.starts_with("error:"))
             .collect();
-        assert_eq!(
-            outcome.code,
-            Some(1),
-            "{case}: exit status; stderr:\n{}",
-            outcome.stderr
-        );
-        assert_eq!(
-            errors.len(),
-            1,
-            "{case}: one `error:` line expected; stderr:\n{}",
-            outcome.stderr
-        );
-        for mention in mentions {
-            assert!(
-                errors[0].contains(mention),
-                "{case}: the error does not mention {mention:?}: {}",
-                errors[0]
-            );
+        let mut wrong = Vec::new();
+        if outcome.code != Some(1) {
+            wrong.push(format!("exit status {:?}, not 1", outcome.code));
         }
-        assert!(
-            !self.child_log().exists(),
-            "{case}: the child started; stderr:\n{}",
-            outcome.stderr
-        );
-        assert!(is_free(self.udp), "{case}: the UDP port {} was left bound", self.udp);
-        assert!(is_free(self.http), "{case}: the HTTP port {} was left bound", self.http);
+        if errors.len() != 1 {
+            wrong.push(format!("{} `error:` lines, not 1", errors.len()));
+        }
+        for mention in mentions {
+            if !errors.iter().any(|line| line.contains(mention)) {
+                wrong.push(format!("the `error:` line does not mention {mention:?}"));
+            }
+        }
+        if self.child_log().exists() {
+            wrong.push("the child started".to_owned());
+        }
+        if !is_free(self.udp) {
+            wrong.push(format!("the UDP port {} was left bound", self.udp));
+        }
+        if !is_free(self.http) {
+            wrong.push(format!("the HTTP port {} was left bound", self.http));
+        }
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{case}: {}; stderr:\n{}",
+                wrong.join("; "),
+                outcome.stderr
+            ))
+        }
+    }
+
+    /// [`Setup::check_refused`], failing the test at once.
+    fn assert_refused(&self, case: &str, config: &Path, extra: &[&str], mentions: &[&str]) {
+        if let Err(wrong) = self.check_refused(case, config, extra, mentions) {
+            panic!("{wrong}");
+        }
     }
 }
 
@@ -297,22 +315,23 @@ fn every_bad_configuration_is_refused_before_anything_starts() {
             vec!["cluster.toml"],
         ),
     ];
+    // Every case runs, and the failure lists every case that is wrong.
+    let mut wrong = Vec::new();
     for (case, text, mentions) in cases {
         assert_ne!(text, valid, "{case}: the mutation did not apply");
         let config = setup.write("cluster.toml", &text);
-        setup.assert_refused(case, &config, &[], &mentions);
-        assert!(
-            !setup.path("data").exists(),
-            "{case}: the data directory was created"
-        );
+        if let Err(what) = setup.check_refused(case, &config, &[], &mentions) {
+            wrong.push(what);
+        }
+        if setup.path("data").exists() {
+            wrong.push(format!("{case}: the data directory was created"));
+        }
     }
-    // A configuration file that does not exist.
-    setup.assert_refused(
-        "no such file",
-        &setup.path("missing.toml"),
-        &[],
-        &["missing.toml"],
-    );
+    let missing = setup.path("missing.toml");
+    if let Err(what) = setup.check_refused("no such file", &missing, &[], &["missing.toml"]) {
+        wrong.push(what);
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
 #[test]
@@ -387,7 +406,7 @@ fn lone_agent(setup: &Setup, data_dir: &str) -> std::process::Child {
         .arg("run")
         .arg("--config")
         .arg(&config)
-        .args(["--", "sh"])
+        .args(["--", "bash"])
         .arg(child_script())
         .arg(setup.path("lone-child.log"))
         .stdin(Stdio::null())

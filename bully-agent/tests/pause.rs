@@ -36,7 +36,7 @@ const PATIENCE: Duration = Duration::from_secs(15);
 #[test]
 fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
     let timing = Timing::FAST;
-    let mut cluster = Cluster::start(Options {
+    let cluster = Cluster::start(Options {
         size: 5,
         timing,
         relay: false,

@@ -1,7 +1,7 @@
 //! A cluster of real `bully-agent` processes on 127.0.0.1, for the process tests.
 //!
 //! [`Cluster::start`] writes one configuration per node and a shared secret into
-//! a temporary directory, and starts `bully-agent run --config nodeN.toml -- sh
+//! a temporary directory, and starts `bully-agent run --config nodeN.toml -- bash
 //! child.sh child.log` for each node, every agent in a process group of its own
 //! (so a test can stop an agent with its supervisor, and `kill -9` them, as a
 //! group). Each agent's stdout and stderr go to `nodeN.log` in that directory
@@ -311,7 +311,7 @@ impl Cluster {
             .arg("run")
             .arg("--config")
             .arg(&node.config)
-            .args(["--log", "info", "--", "sh"])
+            .args(["--log", "info", "--", "bash"])
             .arg(child_script())
             .arg(&child_log)
             .stdin(Stdio::null())

@@ -1,9 +1,9 @@
 //! The pause that no lease can beat: the leader's agent (with its supervisor)
 //! and its child are stopped together with SIGSTOP for three leader timeouts,
 //! far longer than the lease. The others elect a new leader, whose child starts.
-//! Then the old ones are let go (SIGCONT, the child first): the old child, which
-//! still believes it works for the leader, writes again before anything can
-//! tell it otherwise.
+//! Then the old ones are let go (SIGCONT, the child 100 ms before its agent):
+//! the old child, which still believes it works for the leader, writes again
+//! before anything can tell it otherwise.
 //!
 //! No timing can prevent that write; the fencing token makes it harmless. The
 //! test checks that every write landing after the new leader's child started and
@@ -29,6 +29,9 @@ fn pause_length(timing: &Timing) -> Duration {
 /// `date` fork) and write. All of it is OS scheduling on a loaded two-core
 /// machine, so the allowance is generous.
 const RESUME_ALLOWANCE: Duration = Duration::from_millis(1_000);
+
+/// How long the child runs before its agent is resumed: two of its 50 ms beats.
+const CHILD_AHEAD: Duration = Duration::from_millis(100);
 
 /// How long the test waits for anything before it gives up.
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -69,10 +72,13 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
         now_millis().saturating_sub(paused)
     );
 
-    // The child wakes first, and writes before its agent can stop it.
+    // The child wakes first and, for two of its beats, writes as if it still
+    // worked for the leader: nothing has told it otherwise yet. Then the agent
+    // and its supervisor wake.
     cluster.continue_group(old_child);
-    cluster.continue_agent_group(leader);
+    std::thread::sleep(CHILD_AHEAD);
     let resumed = now_millis();
+    cluster.continue_agent_group(leader);
 
     // The resumed agent stops its child: wait until the child's process is gone.
     let grace = Duration::from_millis(timing.grace_ms);
@@ -103,7 +109,7 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
     let refused = log.fenced_writes();
     println!(
         "pause: {} late writes of the old child ({}), {} refused by the FencingGuard; \
-         its last line {} ms after the resume ({}); overlaps {}",
+         its last line {} ms after its agent resumed ({}); overlaps {}",
         late.len(),
         late.iter()
             .map(|l| format!("{:?}", l.kind).to_lowercase())
@@ -120,9 +126,8 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
         "a late write came from someone other than the paused child: {late:#?}"
     );
     assert!(
-        !late.is_empty(),
-        "the resumed child wrote nothing after the new leader's child started: at least \
-         its `stop` line (SIGTERM runs its trap) was expected\n{}",
+        late.iter().any(|line| line.kind == Kind::Beat),
+        "the resumed child did not beat in the {CHILD_AHEAD:?} before its agent woke\n{}",
         cluster.all_logs()
     );
     assert_eq!(
@@ -145,7 +150,9 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
         "the resumed agent started its old leadership's child again"
     );
 
-    // The agent stopped it within the grace period of its resumption.
+    // The agent stopped it within the grace period of its resumption: the
+    // child's trap wrote its `stop` (it was not killed).
+    assert!(old_interval.stopped, "the old child was killed, not stopped");
     let allowed = grace + RESUME_ALLOWANCE;
     let took = old_interval.end_millis.saturating_sub(resumed);
     assert!(

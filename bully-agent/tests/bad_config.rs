@@ -193,7 +193,10 @@ fn the_valid_configuration_passes_check() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(!setup.path("data").exists(), "check created the data directory");
+    assert!(
+        !setup.path("data").exists(),
+        "check created the data directory"
+    );
 }
 
 #[test]
@@ -301,7 +304,10 @@ fn every_bad_configuration_is_refused_before_anything_starts() {
         ),
         (
             "bad listen address",
-            valid.replace(&format!("listen = \"{}\"", setup.http), "listen = \"nowhere\""),
+            valid.replace(
+                &format!("listen = \"{}\"", setup.http),
+                "listen = \"nowhere\"",
+            ),
             vec!["listen"],
         ),
         (
@@ -400,7 +406,10 @@ fn lone_agent(setup: &Setup, data_dir: &str) -> std::process::Child {
         &Timing::FAST,
         "secret",
     )
-    .replace("data_dir = \"data/1\"", &format!("data_dir = \"{data_dir}\""));
+    .replace(
+        "data_dir = \"data/1\"",
+        &format!("data_dir = \"{data_dir}\""),
+    );
     let config = setup.write("lone.toml", &text);
     let agent = Command::new(AGENT)
         .arg("run")
@@ -452,7 +461,12 @@ fn a_data_directory_in_use_or_a_foreign_state_file_is_refused() {
 
     // A second agent on the data directory another one holds.
     let config = setup.write("cluster.toml", &setup.valid());
-    setup.assert_refused("data directory in use", &config, &[], &["another bully-agent"]);
+    setup.assert_refused(
+        "data directory in use",
+        &config,
+        &[],
+        &["another bully-agent"],
+    );
 
     let status = terminate(lone);
     assert!(status.success(), "the lone agent left with {status}");
@@ -467,7 +481,12 @@ fn a_data_directory_in_use_or_a_foreign_state_file_is_refused() {
     // Its state, read by a node of another cluster.
     let other_cluster = setup.valid().replace("cluster = 7", "cluster = 8");
     let config = setup.write("cluster.toml", &other_cluster);
-    setup.assert_refused("another cluster's state", &config, &[], &["state.json", "cluster"]);
+    setup.assert_refused(
+        "another cluster's state",
+        &config,
+        &[],
+        &["state.json", "cluster"],
+    );
 
     // Its state, read by another node of the same cluster.
     let node_2 = node_config(2, &setup.members, Some(setup.http), &Timing::FAST, "secret")
@@ -478,7 +497,12 @@ fn a_data_directory_in_use_or_a_foreign_state_file_is_refused() {
         udp: setup.members[&2],
         ..setup
     };
-    setup_2.assert_refused("another node's state", &config, &[], &["state.json", "node"]);
+    setup_2.assert_refused(
+        "another node's state",
+        &config,
+        &[],
+        &["state.json", "node"],
+    );
 }
 
 #[test]
@@ -507,7 +531,10 @@ fn a_node_with_the_wrong_secret_never_joins() {
     for id in [1, 2] {
         let status = cluster.status(id).expect("answers");
         let heard_3 = status.members.iter().find(|m| m.id == 3).expect("member 3");
-        assert_eq!(heard_3.last_heard_ms, None, "node {id} accepted a frame of 3");
+        assert_eq!(
+            heard_3.last_heard_ms, None,
+            "node {id} accepted a frame of 3"
+        );
         let metrics = cluster.metrics(id);
         let refused = refused_frames(&metrics);
         assert!(

@@ -83,7 +83,10 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
     // The resumed agent stops its child: wait until the child's process is gone.
     let grace = Duration::from_millis(timing.grace_ms);
     let deadline = std::time::Instant::now() + grace + RESUME_ALLOWANCE + PATIENCE;
-    while processes().iter().any(|p| p.pid == old_child && !p.cmdline.is_empty()) {
+    while processes()
+        .iter()
+        .any(|p| p.pid == old_child && !p.cmdline.is_empty())
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "the old child {old_child} still runs after the resume\n{}",
@@ -117,12 +120,17 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
             .join(", "),
         refused.len(),
         old_interval.end_millis as i64 - resumed as i64,
-        if old_interval.stopped { "a stop: it left on SIGTERM" } else { "killed" },
+        if old_interval.stopped {
+            "a stop: it left on SIGTERM"
+        } else {
+            "killed"
+        },
         log.overlaps().len(),
     );
 
     assert!(
-        late.iter().all(|line| line.token == old && line.pid == old_child),
+        late.iter()
+            .all(|line| line.token == old && line.pid == old_child),
         "a late write came from someone other than the paused child: {late:#?}"
     );
     assert!(
@@ -142,7 +150,11 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
             "an overlap without the paused child: {overlap:?}"
         );
     }
-    assert_eq!(log.token_regressions(), [], "a child started under an older token");
+    assert_eq!(
+        log.token_regressions(),
+        [],
+        "a child started under an older token"
+    );
     assert!(
         !log.lines()
             .iter()
@@ -152,7 +164,10 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
 
     // The agent stopped it within the grace period of its resumption: the
     // child's trap wrote its `stop` (it was not killed).
-    assert!(old_interval.stopped, "the old child was killed, not stopped");
+    assert!(
+        old_interval.stopped,
+        "the old child was killed, not stopped"
+    );
     let allowed = grace + RESUME_ALLOWANCE;
     let took = old_interval.end_millis.saturating_sub(resumed);
     assert!(

@@ -127,10 +127,50 @@ impl Run {
             "two leaderships' children ran at once: {overlaps:#?}\n{}",
             self.cluster.all_logs()
         );
-        assert_eq!(log.token_regressions(), [], "a child started under an older token");
-        assert_eq!(log.orphan_lines(), [], "lines of a child that never started");
+        assert_eq!(
+            log.token_regressions(),
+            [],
+            "a child started under an older token"
+        );
+        assert_eq!(
+            log.orphan_lines(),
+            [],
+            "lines of a child that never started"
+        );
         assert_eq!(log.fenced_writes(), [], "writes a FencingGuard refuses");
     }
+}
+
+/// The `failover_bound_ms=N` the agent logs when it joins.
+fn logged_failover_bound(log: &str) -> Option<u128> {
+    let plain = without_escapes(log);
+    let key = "failover_bound_ms=";
+    let at = plain.find(key)? + key.len();
+    let digits: String = plain[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// `text` without terminal colour sequences (`ESC [ ... letter`), which the
+/// agent's log may hold.
+fn without_escapes(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Up to and including the sequence's final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
 }
 
 #[test]
@@ -155,6 +195,15 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         first.millis.saturating_sub(boot)
     );
     assert_eq!(first.token.leader.0, 5, "the highest member leads");
+    // The bound the test allows for is the one the agents state.
+    let bound = timing.failover_bound(5).as_millis();
+    for id in run.cluster.ids() {
+        assert_eq!(
+            logged_failover_bound(&run.cluster.node_log(id)),
+            Some(bound),
+            "member {id} states another failover bound than the test computes"
+        );
+    }
 
     // Process 5 is killed (kill -9 of the agent alone: its supervisor sees the
     // pipe close and stops the child); 4 notices and takes over.
@@ -181,7 +230,10 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         before,
         Duration::ZERO,
     );
-    assert_eq!(after.leader.0, killed, "preemption: the highest member leads again");
+    assert_eq!(
+        after.leader.0, killed,
+        "preemption: the highest member leads again"
+    );
     run.cluster.wait_for_agreement(PATIENCE);
     run.check_log();
 
@@ -192,18 +244,26 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
     for id in run.cluster.ids().into_iter().filter(|&id| id != leader) {
         let before = run.newest();
         let status = run.cluster.terminate(id, graceful_exit);
-        assert!(status.success(), "member {id} left with {status} on SIGTERM");
+        assert!(
+            status.success(),
+            "member {id} left with {status} on SIGTERM"
+        );
         run.cluster.spawn(id);
         let named = run.cluster.wait_for_agreement(PATIENCE);
         assert_eq!(named, leader, "member {id}'s restart moved the leadership");
         assert_eq!(run.newest(), before, "a follower's restart started a child");
-        println!("rolling restart: follower {id} left (exit 0) and rejoined; leader {leader}'s child ran on");
+        println!(
+            "rolling restart: follower {id} left (exit 0) and rejoined; leader {leader}'s child ran on"
+        );
     }
     // Then the leader: it stops its child, resigns and leaves; 4 takes over.
     let before = run.newest();
     let fault = now_millis();
     let status = run.cluster.terminate(leader, graceful_exit);
-    assert!(status.success(), "leader {leader} left with {status} on SIGTERM");
+    assert!(
+        status.success(),
+        "leader {leader} left with {status} on SIGTERM"
+    );
     run.measure(
         format!("SIGTERM leader {leader} (rolling restart)"),
         fault,
@@ -253,7 +313,11 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
     println!(
         "cut: leader {cut}'s child stopped {} ms after the cut ({})",
         cut_child.end_millis.saturating_sub(fault),
-        if cut_child.stopped { "on SIGTERM" } else { "killed" }
+        if cut_child.stopped {
+            "on SIGTERM"
+        } else {
+            "killed"
+        }
     );
 
     // The link comes back: 5 rejoins, and bullies its way back.
@@ -270,7 +334,9 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
     run.cluster.wait_for_agreement(PATIENCE);
     run.check_log();
 
-    println!("summary (fault: ms until a child ran again / longest ms without a child / overlaps):");
+    println!(
+        "summary (fault: ms until a child ran again / longest ms without a child / overlaps):"
+    );
     for m in &run.measured {
         println!(
             "  {:<44} {:>4} / {:>4} / {}",

@@ -390,7 +390,10 @@ mod tests {
         let b = format_token(token(4, 2));
         assert!(b > a && token(4, 2) > token(3, 5));
         assert_eq!(parse_token("3-5"), None, "not zero-padded");
-        assert_eq!(parse_token("0000000000000000000x-00000000000000000005"), None);
+        assert_eq!(
+            parse_token("0000000000000000000x-00000000000000000005"),
+            None
+        );
     }
 
     #[test]
@@ -430,11 +433,17 @@ mod tests {
         let log = ChildLog::parse(&text).unwrap();
         let overlaps = log.overlaps();
         // 4's start and beat fall inside 5's child, and 5's late beat inside 4's.
-        let at: Vec<(usize, FencingToken)> =
-            overlaps.iter().map(|o| (o.line.index, o.during.token)).collect();
+        let at: Vec<(usize, FencingToken)> = overlaps
+            .iter()
+            .map(|o| (o.line.index, o.during.token))
+            .collect();
         assert_eq!(at, [(2, token(2, 5)), (3, token(3, 4)), (4, token(2, 5))]);
         let refused: Vec<usize> = log.fenced_writes().iter().map(|l| l.index).collect();
-        assert_eq!(refused, [3, 5], "the late beat and the stop carry the old token");
+        assert_eq!(
+            refused,
+            [3, 5],
+            "the late beat and the stop carry the old token"
+        );
         assert!(log.token_regressions().is_empty());
     }
 
@@ -460,6 +469,9 @@ mod tests {
         let error = ChildLog::parse("start x 1 2\n").unwrap_err();
         assert_eq!(error.line, 1);
         assert_eq!(error.reason, "bad fencing token");
-        assert_eq!(ChildLog::parse("hello\n").unwrap_err().reason, "not four fields");
+        assert_eq!(
+            ChildLog::parse("hello\n").unwrap_err().reason,
+            "not four fields"
+        );
     }
 }

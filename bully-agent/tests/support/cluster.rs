@@ -82,6 +82,8 @@ pub(crate) struct Timing {
     pub(crate) leader_timeout_ms: u64,
     /// `timing.max_message_delay_ms`.
     pub(crate) max_message_delay_ms: u64,
+    /// `timing.max_processing_ms`.
+    pub(crate) max_processing_ms: u64,
     /// `child.grace_ms`.
     pub(crate) grace_ms: u64,
     /// `child.restart_delay_ms`.
@@ -90,11 +92,13 @@ pub(crate) struct Timing {
 
 impl Timing {
     /// The contract's timings for fast tests (the lease margin defaults to
-    /// `grace_ms + 250` = 450 ms).
+    /// `grace_ms + 250` = 450 ms), with the agent's default processing time
+    /// written out, so that the bound the tests compute is the agent's.
     pub(crate) const FAST: Timing = Timing {
         heartbeat_ms: 50,
         leader_timeout_ms: 600,
         max_message_delay_ms: 20,
+        max_processing_ms: 20,
         grace_ms: 200,
         restart_delay_ms: 200,
     };
@@ -105,6 +109,7 @@ impl Timing {
             .with_heartbeat_interval(Duration::from_millis(self.heartbeat_ms))
             .with_leader_timeout(Duration::from_millis(self.leader_timeout_ms))
             .with_max_message_delay(Duration::from_millis(self.max_message_delay_ms))
+            .with_max_processing_time(Duration::from_millis(self.max_processing_ms))
             .with_quorum(Quorum::Majority)
     }
 
@@ -116,11 +121,13 @@ impl Timing {
     /// The `[timing]` and `[child]` tables.
     pub(crate) fn toml(&self) -> String {
         format!(
-            "[timing]\nheartbeat_ms = {}\nleader_timeout_ms = {}\nmax_message_delay_ms = {}\n\n\
+            "[timing]\nheartbeat_ms = {}\nleader_timeout_ms = {}\nmax_message_delay_ms = {}\n\
+             max_processing_ms = {}\n\n\
              [child]\ngrace_ms = {}\non_exit = \"restart\"\nrestart_delay_ms = {}\n",
             self.heartbeat_ms,
             self.leader_timeout_ms,
             self.max_message_delay_ms,
+            self.max_processing_ms,
             self.grace_ms,
             self.restart_delay_ms
         )
@@ -281,7 +288,9 @@ impl Cluster {
 
     /// The relay, if the cluster was built with one.
     pub(crate) fn relay(&self) -> &Relay {
-        self.relay.as_ref().expect("the cluster was built without a relay")
+        self.relay
+            .as_ref()
+            .expect("the cluster was built without a relay")
     }
 
     fn node(&self, id: u64) -> &Node {

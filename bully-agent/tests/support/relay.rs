@@ -53,7 +53,7 @@ impl Relay {
             .build()
             .expect("the relay's runtime");
         let mut links = BTreeMap::new();
-        for (&from, _) in targets {
+        for &from in targets.keys() {
             for (&to, &target) in targets {
                 if from == to {
                     continue;

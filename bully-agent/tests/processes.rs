@@ -29,6 +29,22 @@ use support::cluster::{Cluster, Options, Timing, now_millis};
 /// protocol's, and a failure here must mean a real regression.
 const PROCESS_START_ALLOWANCE: Duration = Duration::from_millis(1_000);
 
+/// What a hand-over adds to the failover bound, when the old leader resigns
+/// instead of crashing or losing its lease: it stops its child first (up to the
+/// grace period, when `graceful` is set: the leader leaves on SIGTERM), and the
+/// new leader then waits out the lease margin since it last heard the old one
+/// before it starts its child (the agent's hand-over wait). A preempted leader
+/// resigns as soon as it hears the higher member, and it sends SIGTERM to its
+/// child as it does, so only the hand-over wait counts there.
+fn hand_over(timing: &Timing, graceful: bool) -> Duration {
+    let stop = if graceful {
+        Duration::from_millis(timing.grace_ms)
+    } else {
+        Duration::ZERO
+    };
+    stop + timing.lease_margin()
+}
+
 /// How long the test waits for anything before it gives up (far above every
 /// bound, so a timeout is a failure, not noise).
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -71,7 +87,7 @@ impl Run {
 
     /// After a fault at `fault_millis` (that ended leadership `before`), waits for
     /// the next child and records the numbers; `extra` is what this fault adds
-    /// to the failover bound (the grace period of a graceful stop).
+    /// to the failover bound (see [`hand_over`]).
     fn measure(
         &mut self,
         fault: String,
@@ -93,7 +109,7 @@ impl Run {
         };
         println!(
             "fault: {:<44} new token {} | child again after {:>4} ms (allowed {} ms: \
-             failover bound {} ms + {} ms + process start {} ms) | longest without a child \
+             failover bound {} ms + hand-over {} ms + process start {} ms) | longest without a child \
              {:>4} ms | overlaps so far {}",
             measured.fault,
             format_token(measured.token),
@@ -228,7 +244,7 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         format!("restart {killed} (takes over from {})", before.leader.0),
         fault,
         before,
-        Duration::ZERO,
+        hand_over(&timing, false),
     );
     assert_eq!(
         after.leader.0, killed,
@@ -268,7 +284,7 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         format!("SIGTERM leader {leader} (rolling restart)"),
         fault,
         before,
-        Duration::from_millis(timing.grace_ms),
+        hand_over(&timing, true),
     );
     run.cluster.wait_for_agreement(PATIENCE);
     let before = run.newest();
@@ -278,7 +294,7 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         format!("restart {leader} (rolling restart)"),
         fault,
         before,
-        Duration::ZERO,
+        hand_over(&timing, false),
     );
     assert_eq!(run.leader(), leader);
     run.cluster.wait_for_agreement(PATIENCE);
@@ -328,7 +344,7 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         format!("heal: {cut} back (takes over from {})", before.leader.0),
         fault,
         before,
-        Duration::ZERO,
+        hand_over(&timing, false),
     );
     assert_eq!(run.leader(), cut);
     run.cluster.wait_for_agreement(PATIENCE);

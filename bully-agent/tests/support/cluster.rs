@@ -113,6 +113,14 @@ impl Timing {
             .with_quorum(Quorum::Majority)
     }
 
+    /// The lease margin the agent takes by default: `child.grace_ms` + 250 ms
+    /// (its `KILL_ALLOWANCE`). A new leader that takes over from one that
+    /// resigned waits up to this long before it starts its child (the agent's
+    /// hand-over wait), so that the resigning leader's child is gone.
+    pub(crate) fn lease_margin(&self) -> Duration {
+        Duration::from_millis(self.grace_ms) + bully_agent::config::KILL_ALLOWANCE
+    }
+
     /// `bully_core::Config::failover_bound` for `members` with these timings.
     pub(crate) fn failover_bound(&self, members: usize) -> Duration {
         self.core_config().failover_bound(members)

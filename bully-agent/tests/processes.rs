@@ -326,6 +326,29 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         "the cut-off leader's child wrote after the new leader's child started\n{}",
         run.cluster.all_logs()
     );
+    // The cut was real: the relay carried the leader's traffic before, and
+    // dropped it both ways since.
+    let relay = run.cluster.relay();
+    let others: Vec<u64> = run
+        .cluster
+        .ids()
+        .into_iter()
+        .filter(|&id| id != cut)
+        .collect();
+    for &id in &others {
+        assert!(
+            relay.forwarded(cut, id) > 0,
+            "{cut} -> {id} never carried anything"
+        );
+        assert!(
+            relay.dropped(cut, id) > 0,
+            "nothing of {cut} -> {id} was dropped"
+        );
+        assert!(
+            relay.dropped(id, cut) > 0,
+            "nothing of {id} -> {cut} was dropped"
+        );
+    }
     println!(
         "cut: leader {cut}'s child stopped {} ms after the cut ({})",
         cut_child.end_millis.saturating_sub(fault),

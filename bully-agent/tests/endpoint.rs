@@ -2,114 +2,31 @@
 //! `/leader`, `/healthz`, `/metrics` and `bully-agent status`; then SIGTERM stops
 //! its command before the agent leaves with status 0.
 
+mod lone_agent;
+
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, UdpSocket};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::UdpSocket;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bully_agent::status::{Status, fetch};
+use bully_agent::status::Status;
 use bully_agent::token::parse_token;
+use lone_agent::LoneAgent;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn write_config(dir: &Path, udp: u16, http: u16) -> std::path::PathBuf {
-    std::fs::write(dir.join("secret"), "endpoint test secret, 32 bytes..").unwrap();
-    let path = dir.join("cluster.toml");
-    std::fs::write(
-        &path,
-        format!(
-            r#"
-cluster = 11
-id = 4
-data_dir = "data"
-secret_file = "secret"
-listen = "127.0.0.1:{http}"
-[timing]
-heartbeat_ms = 50
-leader_timeout_ms = 600
-max_message_delay_ms = 20
-[child]
-grace_ms = 200
-[[members]]
-id = 4
-address = "127.0.0.1:{udp}"
-"#
-        ),
-    )
-    .unwrap();
-    path
-}
-
-/// Kills the agent if the test fails half-way.
-struct Agent(Child);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> Option<Status>) -> Status {
-    let give_up = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = check() {
-            return status;
-        }
-        assert!(Instant::now() < give_up, "never saw: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn get(url: &str) -> String {
-    ureq::get(url)
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap()
-}
-
 #[test]
 fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let (udp, http) = (free_udp_port(), free_tcp_port());
-    let config = write_config(dir.path(), udp, http);
-    let endpoint = format!("127.0.0.1:{http}");
-    let mut agent = Agent(
-        Command::new(env!("CARGO_BIN_EXE_bully-agent"))
-            .args(["run", "--config"])
-            .arg(&config)
-            .args(["--", "sh", "-c"])
-            .arg("echo \"token $BULLY_FENCING_TOKEN term $BULLY_TERM leader $BULLY_LEADER\"; trap 'echo stopped; exit 0' TERM; while :; do sleep 0.05; done")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let lone = LoneAgent::new("", "");
+    let mut agent = lone.start(
+        "echo \"token $BULLY_FENCING_TOKEN term $BULLY_TERM leader $BULLY_LEADER\"; \
+         trap 'echo stopped; exit 0' TERM; while :; do sleep 0.05; done",
     );
+    let (udp, endpoint, config) = (lone.udp, lone.endpoint.clone(), lone.config.clone());
     let mut out = BufReader::new(agent.0.stdout.take().unwrap()).lines();
 
-    let status = wait_for("node 4 running its command", || {
-        fetch(&endpoint)
-            .ok()
-            .filter(|status| status.child.running && status.child.pid.is_some())
+    let status = lone.wait_for("node 4 running its command", |status| {
+        status.child.running && status.child.pid.is_some()
     });
     assert_eq!((status.node, status.role.as_str()), (4, "leader"));
     assert_eq!(status.leader, Some(4));
@@ -129,7 +46,7 @@ fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
         )
     );
 
-    assert_eq!(get(&format!("http://{endpoint}/healthz")), "ok\n");
+    assert_eq!(lone.get("/healthz"), "ok\n");
 
     // A datagram that is no frame: refused by the codec, counted by reason.
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -137,7 +54,7 @@ fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
     let metrics = {
         let give_up = Instant::now() + Duration::from_secs(10);
         loop {
-            let text = get(&format!("http://{endpoint}/metrics"));
+            let text = lone.get("/metrics");
             if text.contains("bully_frames_refused_total{reason=\"truncated\"} 1")
                 || text.contains("bully_frames_refused_total{reason=\"bad_magic\"} 1")
             {
@@ -189,7 +106,7 @@ fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
     assert!(agent.0.wait().unwrap().success());
 
     // The term survived in the state file: a restart resumes from it.
-    let state = std::fs::read_to_string(dir.path().join("data/state.json")).unwrap();
+    let state = std::fs::read_to_string(lone.dir.path().join("data/state.json")).unwrap();
     assert!(
         state.contains(&format!("\"term\": {}", status.term)),
         "{state}"
@@ -198,8 +115,8 @@ fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
 
 #[test]
 fn status_without_an_endpoint_says_what_to_set() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), free_udp_port(), free_tcp_port());
+    let lone = LoneAgent::new("", "");
+    let config = lone.config.clone();
     let text = std::fs::read_to_string(&config).unwrap();
     let without: String = text
         .lines()

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use bully_agent::status::{Status, fetch};
 
 /// A configured, not yet started, agent.
-pub struct LoneAgent {
-    pub dir: tempfile::TempDir,
-    pub config: PathBuf,
-    pub udp: u16,
-    pub endpoint: String,
+pub(crate) struct LoneAgent {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) config: PathBuf,
+    pub(crate) udp: u16,
+    pub(crate) endpoint: String,
 }
 
 /// The agent's process, killed if the test fails half-way.
-pub struct Running(pub Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -31,7 +31,7 @@ impl Drop for Running {
 impl LoneAgent {
     /// Node 4 of cluster 11, fast timings; `extra` is appended to the top level
     /// (before any table) and `child` to the `[child]` table.
-    pub fn new(extra: &str, child: &str) -> LoneAgent {
+    pub(crate) fn new(extra: &str, child: &str) -> LoneAgent {
         let dir = tempfile::tempdir().unwrap();
         let udp = UdpSocket::bind("127.0.0.1:0")
             .unwrap()
@@ -82,7 +82,7 @@ address = "127.0.0.1:{udp}"
 
     /// Starts `bully-agent run` with `sh -c script` as the command, its standard
     /// output piped.
-    pub fn start(&self, script: &str) -> Running {
+    pub(crate) fn start(&self, script: &str) -> Running {
         Running(
             Command::new(env!("CARGO_BIN_EXE_bully-agent"))
                 .args(["run", "--config"])
@@ -96,7 +96,7 @@ address = "127.0.0.1:{udp}"
     }
 
     /// Polls `/leader` until `check` accepts a status.
-    pub fn wait_for(&self, what: &str, mut check: impl FnMut(&Status) -> bool) -> Status {
+    pub(crate) fn wait_for(&self, what: &str, mut check: impl FnMut(&Status) -> bool) -> Status {
         let give_up = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(status) = fetch(&self.endpoint) {
@@ -110,7 +110,7 @@ address = "127.0.0.1:{udp}"
     }
 
     /// An HTTP GET of `path` on the endpoint.
-    pub fn get(&self, path: &str) -> String {
+    pub(crate) fn get(&self, path: &str) -> String {
         ureq::get(&format!("http://{}{path}", self.endpoint))
             .call()
             .unwrap()

@@ -130,6 +130,12 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     };
 
     let shutdown = signals.watch();
+    let refused = Arc::new(std::sync::Mutex::new(None));
+    tokio::spawn(watch_authentication(
+        view.clone(),
+        shutdown.clone(),
+        refused.clone(),
+    ));
     let code = loop {
         let leadership = tokio::select! {
             biased;
@@ -162,7 +168,54 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
         // Dropping the handle stops the node the same way, without waiting.
         Err(view) => drop(view),
     }
-    Ok(code)
+    match refused
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .take()
+    {
+        Some(error) => Err(error),
+        None => Ok(code),
+    }
+}
+
+/// How many frames from members that fail authentication, with none accepted
+/// yet, make the agent give up: the secret is not the cluster's.
+pub const REFUSED_FRAMES_FOR_A_WRONG_SECRET: u64 = 5;
+
+/// Stops the agent with an error if the members' frames keep failing
+/// authentication before any is accepted: its secret differs from theirs, and it
+/// would otherwise run on, deaf and mute, for ever. Once one frame is accepted
+/// the secret is right, and this stops looking (later refusals are forgeries or
+/// a key rotation, counted in `/metrics`).
+async fn watch_authentication(
+    view: Arc<View>,
+    stop: CancellationToken,
+    error: Arc<std::sync::Mutex<Option<String>>>,
+) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        let Ok(stats) = view.stats().await else {
+            return;
+        };
+        let Some(wire) = stats.wire else { return };
+        if wire.accepted > 0 {
+            return;
+        }
+        if wire.bad_tag >= REFUSED_FRAMES_FOR_A_WRONG_SECRET {
+            let message = format!(
+                "{} frames from members failed authentication and none was accepted: \
+                 this node's secret is not the cluster's (check secret_file / secret_env)",
+                wire.bad_tag
+            );
+            tracing::error!("{message}");
+            *error.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(message);
+            stop.cancel();
+            return;
+        }
+    }
 }
 
 /// How one leadership ended for the command.

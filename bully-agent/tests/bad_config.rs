@@ -360,7 +360,7 @@ fn a_secret_on_the_command_line_is_refused() {
 }
 
 #[test]
-fn a_data_directory_it_cannot_create_is_refused() {
+fn a_data_directory_it_cannot_write_is_refused() {
     // Root ignores permission bits, so chmod cannot make a directory unwritable
     // here; a path under a regular file cannot be created by anyone.
     let setup = Setup::new();
@@ -372,6 +372,16 @@ fn a_data_directory_it_cannot_create_is_refused() {
             .replace("data_dir = \"data/1\"", "data_dir = \"a-file/data\""),
     );
     setup.assert_refused("data_dir under a file", &config, &[], &["a-file"]);
+
+    // A directory that exists but where no one may create a file: procfs's
+    // (what chmod 500 would be for a user other than root).
+    let config = setup.write(
+        "cluster.toml",
+        &setup
+            .valid()
+            .replace("data_dir = \"data/1\"", "data_dir = \"/proc/self/fdinfo\""),
+    );
+    setup.assert_refused("data_dir in /proc", &config, &[], &["/proc/self/fdinfo"]);
 }
 
 #[test]

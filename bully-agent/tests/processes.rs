@@ -1,7 +1,8 @@
 //! Five real `bully-agent` processes on 127.0.0.1, each running `child.sh` while
 //! it leads, through a sequence of faults: the leader is killed with `kill -9`
 //! and restarted, all five are restarted one at a time (SIGTERM, wait, start),
-//! and the leader is cut off from the others and let back in.
+//! the leader is cut off from the others and let back in, and at last the
+//! leader's whole machine crashes (agent, supervisor and child killed at once).
 //!
 //! After each fault the test waits for a child to start under a new token and
 //! measures, from the child log, how long after the fault that was and the
@@ -366,6 +367,21 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         hand_over(&timing, false),
     );
     assert_eq!(run.leader(), cut);
+    run.cluster.wait_for_agreement(PATIENCE);
+    run.check_log();
+
+    // Last, 5's machine crashes: agent, supervisor and child die at once.
+    let before = run.newest();
+    let crashed = run.leader();
+    let fault = now_millis();
+    run.cluster.crash(crashed);
+    let after = run.measure(
+        format!("crash of leader {crashed}'s machine"),
+        fault,
+        before,
+        Duration::ZERO,
+    );
+    assert_ne!(after.leader.0, crashed);
     run.cluster.wait_for_agreement(PATIENCE);
     run.check_log();
 

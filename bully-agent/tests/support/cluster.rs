@@ -382,6 +382,37 @@ impl Cluster {
         process.wait().expect("reap the agent");
     }
 
+    /// `id`'s machine crashes: SIGKILL to its agent's process group (agent and
+    /// supervisor) and to the group of every child it started that still runs,
+    /// all at once, so nothing gets to stop anything. Reaps the agent.
+    pub(crate) fn crash(&mut self, id: u64) {
+        let dir = self.dir.path().to_string_lossy().into_owned();
+        let children: Vec<u32> = self
+            .child_log()
+            .intervals()
+            .iter()
+            .filter(|i| i.token.leader.0 == id)
+            .map(|i| i.pid)
+            .collect();
+        let running = processes();
+        let mut process = self
+            .node_mut(id)
+            .process
+            .take()
+            .unwrap_or_else(|| panic!("member {id}'s agent is not running"));
+        killpg(pid(process.id()), Signal::SIGKILL).expect("kill -9 the agent's group");
+        for child in children {
+            // Only a child of this cluster's (its pid may have been reused).
+            if running
+                .iter()
+                .any(|p| p.pid == child && p.cmdline.contains(&dir))
+            {
+                let _ = killpg(pid(child), Signal::SIGKILL);
+            }
+        }
+        process.wait().expect("reap the agent");
+    }
+
     /// SIGTERM to `id`'s agent, as systemd's stop would send; waits for it to exit
     /// (at most `timeout`) and returns its exit status.
     pub(crate) fn terminate(&mut self, id: u64, timeout: Duration) -> ExitStatus {

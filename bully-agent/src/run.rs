@@ -130,11 +130,12 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     };
 
     let shutdown = signals.watch();
-    let refused = Arc::new(std::sync::Mutex::new(None));
+    // Set when the agent stops for an error after start-up (reported on exit).
+    let fatal = Arc::new(std::sync::Mutex::new(None));
     tokio::spawn(watch_authentication(
         view.clone(),
         shutdown.clone(),
-        refused.clone(),
+        fatal.clone(),
     ));
     let code = loop {
         let leadership = tokio::select! {
@@ -152,6 +153,11 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
             Outcome::Ended => continue,
             Outcome::Shutdown => break 0,
             Outcome::Exit(code) => break code,
+            Outcome::Fatal(error) => {
+                tracing::error!("{error}");
+                *fatal.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(error);
+                break 1;
+            }
         }
     };
 
@@ -168,7 +174,7 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
         // Dropping the handle stops the node the same way, without waiting.
         Err(view) => drop(view),
     }
-    match refused
+    match fatal
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
         .take()
@@ -226,6 +232,8 @@ enum Outcome {
     Shutdown,
     /// The command exited under `on_exit = "exit"`.
     Exit(i32),
+    /// The agent cannot go on.
+    Fatal(String),
 }
 
 /// How one run of the command ended.
@@ -264,8 +272,7 @@ async fn lead(
         let mut child = match Supervised::spawn(command, token, settings.cluster, policy.grace) {
             Ok(child) => child,
             Err(error) => {
-                tracing::error!(%error, "could not start the supervisor");
-                return Outcome::Exit(1);
+                return Outcome::Fatal(format!("cannot start the command's supervisor: {error}"));
             }
         };
         view.update_child(|status| {

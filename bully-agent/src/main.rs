@@ -71,6 +71,16 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Becomes the command, killed if its supervisor dies (started by `supervise`).
+    #[command(hide = true)]
+    ExecChild {
+        /// The supervisor's pid.
+        #[arg(long)]
+        parent: u32,
+        /// The command.
+        #[arg(last = true, required = true)]
+        command: Vec<OsString>,
+    },
     /// The supervisor between the agent and the command (started by `run`).
     #[command(hide = true)]
     Supervise {
@@ -109,16 +119,27 @@ fn main() -> ExitCode {
                 0
             })
             .map_err(|error| error.to_string()),
+        Command::ExecChild { parent, command } => {
+            let error = supervisor::exec_child(parent, &command);
+            eprintln!("error: cannot run {:?}: {error}", command[0]);
+            return ExitCode::from(127);
+        }
         Command::Supervise { grace_ms, command } => {
             init_logging("warn").expect("a fixed filter");
-            runtime().and_then(|runtime| {
-                runtime
-                    .block_on(supervisor::supervise(
-                        Duration::from_millis(grace_ms),
-                        command,
-                    ))
-                    .map_err(|error| format!("supervisor: {error}"))
-            })
+            // One thread: the command's death signal follows the thread that
+            // spawned it, which must live as long as the supervisor.
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| format!("cannot start the runtime: {error}"))
+                .and_then(|runtime| {
+                    runtime
+                        .block_on(supervisor::supervise(
+                            Duration::from_millis(grace_ms),
+                            command,
+                        ))
+                        .map_err(|error| format!("supervisor: {error}"))
+                })
         }
     };
     match result {

@@ -17,6 +17,12 @@
 //! - supervisor to agent: `pid <command's pid>`, `exited <status>` (the exit code,
 //!   or 128 + the signal number), after which it exits with that status.
 //!
+//! The command is started through one more re-execution, `bully-agent exec-child`,
+//! which asks the kernel to SIGKILL it should the supervisor die
+//! (`PR_SET_PDEATHSIG`, Linux) and then replaces itself with the command: so a
+//! SIGKILL to the agent's whole process group (`kill -9 -PGID`, `pkill -9
+//! bully-agent`), which takes the supervisor too, still ends the command.
+//!
 //! The deadline travels as an absolute `CLOCK_MONOTONIC` reading, which both
 //! processes share, so a delay between the agent's computing it and the
 //! supervisor's reading it cannot move it later.
@@ -81,11 +87,18 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
 
-    let (program, arguments) = command
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-    let mut child = match Command::new(program)
-        .args(arguments)
+    if command.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command"));
+    }
+    // Through `exec-child`, so that the command dies with this process. The
+    // death signal is tied to the thread that spawns it: this one, the runtime's
+    // only thread (`main` runs the supervisor on a current-thread runtime).
+    let mut child = match Command::new(std::env::current_exe()?)
+        .arg("exec-child")
+        .arg("--parent")
+        .arg(std::process::id().to_string())
+        .arg("--")
+        .args(&command)
         .process_group(0)
         .stdin(Stdio::null())
         .spawn()
@@ -130,6 +143,30 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
     let code = stop(&mut child, group, grace).await?;
     let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
     Ok(code)
+}
+
+/// `bully-agent exec-child`: arranges to be killed when the supervisor (`parent`)
+/// dies, then becomes `command`. Returns only if that fails.
+pub fn exec_child(parent: u32, command: &[OsString]) -> io::Error {
+    use std::os::unix::process::CommandExt;
+
+    #[cfg(target_os = "linux")]
+    {
+        if let Err(error) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+            return io::Error::from(error);
+        }
+        // The supervisor may have died before the line above: then no signal
+        // will come, and the command must not start.
+        if nix::unistd::getppid().as_raw() != i32::try_from(parent).unwrap_or(-1) {
+            return io::Error::other("the supervisor is gone");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
+    let Some((program, arguments)) = command.split_first() else {
+        return io::Error::new(io::ErrorKind::InvalidInput, "no command");
+    };
+    std::process::Command::new(program).args(arguments).exec()
 }
 
 /// SIGTERM to the command's group, then SIGKILL `grace` later if it still runs;

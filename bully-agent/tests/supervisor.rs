@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -147,4 +148,57 @@ fn a_command_that_ignores_sigterm_is_killed_after_the_grace_period() {
         "killed before the grace period"
     );
     assert_eq!(run.exit_code(), Some(137));
+}
+
+#[test]
+fn a_sigkill_of_the_supervisor_itself_takes_the_command_down() {
+    // What `kill -9 -PGID` of the agent's group does: the supervisor dies
+    // without a word. The kernel's parent-death signal ends the command.
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let mut supervisor = Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+        .args(["supervise", "--grace-ms", "2000", "--", "sh", "-c"])
+        .arg(script(true))
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the command says "up" it runs, its death signal armed.
+    let mut out = BufReader::new(supervisor.stdout.take().unwrap());
+    let mut up = String::new();
+    out.read_line(&mut up).unwrap();
+    assert_eq!(up, "up\n");
+    let mut reports = BufReader::new(ours);
+    let mut line = String::new();
+    reports.read_line(&mut line).unwrap();
+    let pid: u32 = line
+        .trim_end()
+        .strip_prefix("pid ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let proc_entry = format!("/proc/{pid}");
+    assert!(Path::new(&proc_entry).exists());
+
+    supervisor.kill().unwrap();
+    supervisor.wait().unwrap();
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while Path::new(&proc_entry).exists() && !is_zombie(&proc_entry) {
+        assert!(
+            Instant::now() < give_up,
+            "the command outlived its supervisor"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn is_zombie(proc_entry: &str) -> bool {
+    std::fs::read_to_string(format!("{proc_entry}/stat"))
+        .map(|stat| {
+            stat.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(true)
 }

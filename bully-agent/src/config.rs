@@ -354,6 +354,14 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         }
     };
     let timing = &file.timing;
+    let child = ChildPolicy {
+        grace: Duration::from_millis(file.child.grace_ms),
+        on_exit: file.child.on_exit,
+        restart_delay: Duration::from_millis(file.child.restart_delay_ms),
+    };
+    let lease_margin = timing
+        .lease_margin_ms
+        .map_or(child.grace + KILL_ALLOWANCE, Duration::from_millis);
     let config = Config::default()
         .with_algorithm(match file.algorithm {
             AlgorithmName::Classic => Algorithm::Classic,
@@ -368,7 +376,10 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         .with_leader_timeout(Duration::from_millis(timing.leader_timeout_ms))
         .with_max_message_delay(Duration::from_millis(timing.max_message_delay_ms))
         .with_max_processing_time(Duration::from_millis(timing.max_processing_ms))
-        .with_quorum(quorum);
+        .with_quorum(quorum)
+        // A leader that yields to a higher member frees its followers' promises
+        // only once its command has been stopped (see `run`).
+        .with_resign_delay(lease_margin);
     // The core's own checks, with the member list: timings and quorum size.
     Node::new(id, members.iter().map(|&(id, _)| id), config.clone()).map_err(|error| {
         let name = match quorum {
@@ -378,14 +389,6 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         field(name, error.to_string())
     })?;
 
-    let child = ChildPolicy {
-        grace: Duration::from_millis(file.child.grace_ms),
-        on_exit: file.child.on_exit,
-        restart_delay: Duration::from_millis(file.child.restart_delay_ms),
-    };
-    let lease_margin = timing
-        .lease_margin_ms
-        .map_or(child.grace + KILL_ALLOWANCE, Duration::from_millis);
     if quorum != Quorum::None {
         check_lease_margin(&config, lease_margin, child.grace)?;
     }

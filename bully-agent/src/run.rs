@@ -9,8 +9,12 @@
 //! told the lease deadline after every renewal. When the leadership ends, or with
 //! a quorum its lease margin is reached, the command is stopped (SIGTERM, the
 //! grace period, SIGKILL), so under a quorum it is gone before any other member
-//! can be elected. SIGTERM or SIGINT stop the command first, then the node, which
-//! resigns so that the others elect at once.
+//! can be elected. A leader that yields to a higher member (preemption) stops
+//! its command at once too, but frees its followers' promises only a resign
+//! delay later (`Config::with_resign_delay`, set to the lease margin), so the
+//! higher member cannot lead while the old command may still run. SIGTERM or
+//! SIGINT stop the command first, then the node, which resigns so that the
+//! others elect at once.
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -254,19 +258,6 @@ async fn lead(
 ) -> Outcome {
     let token = leadership.token();
     let policy = settings.child;
-    let wait = hand_over_wait(view, settings.lease_margin).await;
-    if !wait.is_zero() {
-        tracing::info!(
-            wait_ms = wait.as_millis(),
-            "leading: waiting for the previous leader's command to stop"
-        );
-        tokio::select! {
-            biased;
-            () = shutdown.cancelled() => return Outcome::Shutdown,
-            () = leadership.ended() => return Outcome::Ended,
-            () = tokio::time::sleep(wait) => {}
-        }
-    }
     loop {
         tracing::info!(token = %format_token(token), "leading: starting the command");
         let mut child = match Supervised::spawn(command, token, settings.cluster, policy.grace) {
@@ -345,29 +336,6 @@ async fn lead(
                 view.update_child(|status| status.restarts += 1);
             }
         }
-    }
-}
-
-/// How long a new leader waits before it starts the command, so that it never
-/// runs beside the previous leader's.
-///
-/// A leader that loses its leadership by its lease running out has stopped its
-/// command before then (the lease margin covers the grace period), and no member
-/// can be elected before then. But a leader that resigns (it yields to a higher
-/// member, steps down, or leaves) releases its followers' promises at once, and
-/// its command may still be in its grace period: the new leader waits until a
-/// lease margin has passed since it last heard the previous leader (whose command
-/// was told to stop before it resigned). After a crash that is long past, and the
-/// wait is zero. A leader that knows of no previous leader waits the whole margin.
-async fn hand_over_wait(view: &View, margin: Duration) -> Duration {
-    let Some(previous) = view.previous_leader() else {
-        return margin;
-    };
-    match view.handle.last_heard().await {
-        Ok(heard) => heard
-            .get(&previous)
-            .map_or(margin, |age| margin.saturating_sub(*age)),
-        Err(_) => margin,
     }
 }
 

@@ -192,6 +192,7 @@ pub struct Config {
     observers: Vec<NodeId>,
     observers_vote: bool,
     clock_drift: f64,
+    resign_delay: Duration,
 }
 
 impl Default for Config {
@@ -215,6 +216,7 @@ impl Default for Config {
             observers: Vec::new(),
             observers_vote: false,
             clock_drift: 0.001,
+            resign_delay: Duration::ZERO,
         }
     }
 }
@@ -414,6 +416,41 @@ impl Config {
         self
     }
 
+    /// With a quorum: how long a leader that yields to a higher claimant (under
+    /// `Preemption::Always`) waits before it tells its followers that it resigned
+    /// (default zero: at once).
+    ///
+    /// Its leadership ends at once either way, so a driver stops the leader's
+    /// work at once; but the `Resign` frees the followers' promises, which are
+    /// what keeps the claimant from winning while that work may still run. Set
+    /// it to the time the work needs to stop once told (a child process's grace
+    /// period and the time to kill it, as `bully-agent` does), and the claimant
+    /// cannot be elected before then: hand-overs take that much longer, and work
+    /// of two leaderships never overlaps, also when the old leader resigns rather
+    /// than letting its lease run out. Longer than the follower lease it has no
+    /// further effect: the promises run out first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, Quorum};
+    ///
+    /// let config = Config::default()
+    ///     .with_quorum(Quorum::Majority)
+    ///     .with_resign_delay(Duration::from_millis(300));
+    /// assert_eq!(config.resign_delay(), Duration::from_millis(300));
+    /// assert!(config.validate().is_ok());
+    /// ```
+    #[must_use]
+    pub fn with_resign_delay(mut self, delay: Duration) -> Self {
+        self.resign_delay = delay;
+        self
+    }
+
+    /// The resign delay (see [`Config::with_resign_delay`]).
+    pub fn resign_delay(&self) -> Duration {
+        self.resign_delay
+    }
+
     /// The quorum setting.
     pub fn quorum(&self) -> Quorum {
         self.quorum
@@ -603,8 +640,9 @@ impl Config {
 
     /// With a quorum, what an election adds: the probe before it (an answer
     /// timeout at most), the longer wait for answers from higher members that
-    /// probe first (another), the claim's acknowledgements (a round trip) and the
-    /// confirming heartbeat (a message delay).
+    /// probe first (another), the claim's acknowledgements (a round trip), the
+    /// confirming heartbeat (a message delay), and a yielding leader's resign
+    /// delay.
     fn claim_overhead(&self) -> Duration {
         match self.quorum {
             Quorum::None => Duration::ZERO,
@@ -613,7 +651,8 @@ impl Config {
                 .saturating_mul(2)
                 .saturating_add(self.round_trip())
                 .saturating_add(self.max_message_delay)
-                .saturating_add(self.max_processing_time),
+                .saturating_add(self.max_processing_time)
+                .saturating_add(self.resign_delay),
         }
     }
 
@@ -728,12 +767,17 @@ impl Config {
                 });
             }
         }
-        if self.max_processing_time > Self::MAX_DURATION {
-            return Err(ConfigError::DurationTooLong {
-                field: "max_processing_time",
-                value: self.max_processing_time,
-                max: Self::MAX_DURATION,
-            });
+        for (field, value) in [
+            ("max_processing_time", self.max_processing_time),
+            ("resign_delay", self.resign_delay),
+        ] {
+            if value > Self::MAX_DURATION {
+                return Err(ConfigError::DurationTooLong {
+                    field,
+                    value,
+                    max: Self::MAX_DURATION,
+                });
+            }
         }
         match self.preemption {
             Preemption::AfterStable(d) if d.is_zero() => return Err(ConfigError::ZeroStablePeriod),

@@ -679,6 +679,7 @@ impl Node {
             Timer::Lease => self.on_lease_timeout(now),
             Timer::Probe => self.conclude_probe(now),
             Timer::DeferredVote => self.cast_deferred_vote(now),
+            Timer::Resign => self.send_pending_resign(),
         }
     }
 

@@ -25,13 +25,16 @@ pub(crate) enum Timer {
     Probe,
     /// With a quorum: the promise that deferred a vote runs out.
     DeferredVote,
+    /// With a quorum and a resign delay: a leader that yielded tells its
+    /// followers it resigned.
+    Resign,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` fires them when several expire at
     /// once: the lease first (a leader whose lease ran out must not send another
     /// heartbeat), then leadership duties, detection, elections.
-    pub(crate) const ALL: [Timer; 9] = [
+    pub(crate) const ALL: [Timer; 10] = [
         Timer::Lease,
         Timer::Heartbeat,
         Timer::Probe,
@@ -41,6 +44,7 @@ impl Timer {
         Timer::RingHop,
         Timer::Stable,
         Timer::DeferredVote,
+        Timer::Resign,
     ];
 }
 

@@ -111,12 +111,14 @@ impl Timing {
             .with_max_message_delay(Duration::from_millis(self.max_message_delay_ms))
             .with_max_processing_time(Duration::from_millis(self.max_processing_ms))
             .with_quorum(Quorum::Majority)
+            .with_resign_delay(self.lease_margin())
     }
 
     /// The lease margin the agent takes by default: `child.grace_ms` + 250 ms
-    /// (its `KILL_ALLOWANCE`). A new leader that takes over from one that
-    /// resigned waits up to this long before it starts its child (the agent's
-    /// hand-over wait), so that the resigning leader's child is gone.
+    /// (its `KILL_ALLOWANCE`). It is also the agent's resign delay: a leader that
+    /// yields to a higher member frees its followers' promises only this long
+    /// after its child was told to stop, so that the child is gone before the
+    /// higher member can lead.
     pub(crate) fn lease_margin(&self) -> Duration {
         Duration::from_millis(self.grace_ms) + bully_agent::config::KILL_ALLOWANCE
     }

@@ -56,6 +56,9 @@ pub(super) struct QuorumGate {
     pub(super) lease_until: Option<Instant>,
     /// Leading: the latest rounds' send times and acknowledgements.
     pub(super) rounds: [Round; ROUNDS],
+    /// Yielded to a claimant under a resign delay: the `Resign` still to send,
+    /// `(term it led, claimant)`.
+    pub(super) pending_resign: Option<(Term, NodeId)>,
 }
 
 impl Node {
@@ -118,11 +121,13 @@ impl Node {
             }
         }
         // Votes deferred by promises to the leader before take longer: until it
-        // resigns (a round trip more), or until the promises from its last
-        // heartbeat round run out (a heartbeat interval after its lease).
+        // resigns (a round trip more, and its resign delay), or until the
+        // promises from its last heartbeat round run out (a heartbeat interval
+        // after its lease).
         let wait = self
             .answer_wait()
-            .saturating_add(self.config.heartbeat_interval());
+            .saturating_add(self.config.heartbeat_interval())
+            .saturating_add(self.config.resign_delay());
         self.timers.set(Timer::Answer, Self::after(now, wait));
         self.confirm_if_quorum(now);
     }
@@ -197,13 +202,17 @@ impl Node {
         self.timers.stop(Timer::DeferredVote);
         if self.phase == Phase::Leading {
             // It yields to the claimant: it tells its followers it no longer
-            // leads, which frees their promises to it, so they vote too.
+            // leads, which frees their promises to it, so they vote too. With a
+            // resign delay it says so only once the work of its leadership has
+            // had that long to stop (its leadership ends now, below): until then
+            // their promises keep the claimant from winning.
             let led = self.term;
-            for index in 0..self.members.len() {
-                let to = self.members.ids()[index];
-                if to != self.id && to != from {
-                    self.send(to, Message::Resign { term: led });
-                }
+            self.gate.pending_resign = Some((led, from));
+            let delay = self.config.resign_delay();
+            if delay.is_zero() {
+                self.send_pending_resign();
+            } else {
+                self.timers.set(Timer::Resign, Self::after(now, delay));
             }
         }
         if self.leader.is_some_and(|leader| leader.id != from) || self.phase != Phase::Idle {
@@ -330,6 +339,21 @@ impl Node {
             self.gate.lease_until = None;
             self.note_quorum_lost(now);
             self.arm_leader_timeout(now);
+        }
+    }
+
+    /// Tells every member but the claimant it yielded to that this node resigned
+    /// the leadership it yielded (at once, or a resign delay after yielding).
+    pub(super) fn send_pending_resign(&mut self) {
+        self.timers.stop(Timer::Resign);
+        let Some((led, claimant)) = self.gate.pending_resign.take() else {
+            return;
+        };
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id && to != claimant {
+                self.send(to, Message::Resign { term: led });
+            }
         }
     }
 

@@ -1,10 +1,11 @@
 //! The driver task that owns a [`Node`], and the [`Handle`] that talks to it.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_core::wire::Auth;
+use bully_core::wire::{Auth, WireStats};
 use bully_core::{CommandError, DurableState, Event, Leader, Node, NodeId, Stats, Transmit};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -52,6 +53,9 @@ pub struct DriverStats {
     /// Input the transport refused before it reached the node
     /// ([`Transport::dropped`]).
     pub transport_dropped: u64,
+    /// The wire codec's counters, frames refused by reason among them, when the
+    /// transport speaks `bully_core::wire` ([`Transport::wire_stats`]).
+    pub wire: Option<WireStats>,
     /// The node's own counters.
     pub node: Stats,
 }
@@ -75,6 +79,7 @@ enum Command {
     StepDown(oneshot::Sender<bool>),
     Suspect(NodeId, oneshot::Sender<Result<(), CommandError>>),
     Stats(oneshot::Sender<DriverStats>),
+    LastHeard(oneshot::Sender<BTreeMap<NodeId, Duration>>),
     AddMember(NodeId, SocketAddr, oneshot::Sender<Result<(), ChangeError>>),
     RemoveMember(NodeId, oneshot::Sender<Result<(), ChangeError>>),
     SetAuth(Box<Auth>, oneshot::Sender<Result<(), ChangeError>>),
@@ -200,6 +205,7 @@ impl Builder {
             leaderships,
             guard: None,
             persist,
+            heard: BTreeMap::new(),
             stats: DriverStats::default(),
         };
         let span = tracing::info_span!("bully", node = %id);
@@ -436,6 +442,30 @@ impl Handle {
         self.request(Command::Stats(reply), answer).await
     }
 
+    /// How long ago this node last received a message from each member it has
+    /// heard from since it started (members never heard from are absent): what a
+    /// status page shows as "the members it hears".
+    ///
+    /// ```
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let network = MemNetwork::new();
+    /// let members = [NodeId(1), NodeId(2)];
+    /// let one = bully_tokio::spawn(Node::new(NodeId(1), members, Config::default())?, network.endpoint(NodeId(1)));
+    /// let two = bully_tokio::spawn(Node::new(NodeId(2), members, Config::default())?, network.endpoint(NodeId(2)));
+    /// one.wait_for_leader(std::time::Duration::from_secs(5)).await?;
+    /// let heard = one.last_heard().await?;
+    /// assert!(heard.contains_key(&NodeId(2)) && !heard.contains_key(&NodeId(1)));
+    /// # drop(two); Ok(()) }
+    /// ```
+    pub async fn last_heard(&self) -> Result<BTreeMap<NodeId, Duration>, DriverError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::LastHeard(reply), answer).await
+    }
+
     /// Stops the task gracefully and waits for it: a leader resigns first
     /// (`Message::Resign` to every member, sent before the task ends), so the next
     /// leader is elected at once rather than after the leader timeout. Returns the
@@ -510,6 +540,8 @@ struct Driver<T> {
     persist: Option<Persist>,
     /// The durable state last handed to `persist` (or restored at creation).
     persisted: DurableState,
+    /// When each member was last heard from (members only: bounded).
+    heard: BTreeMap<NodeId, Instant>,
     stats: DriverStats,
 }
 
@@ -579,6 +611,9 @@ impl<T: Transport> Driver<T> {
                 Input::Message(Ok((from, message))) => {
                     tracing::trace!(%from, %message, "received");
                     self.stats.messages_received += 1;
+                    if self.node.members().binary_search(&from).is_ok() {
+                        self.heard.insert(from, Instant::now());
+                    }
                     self.node.handle_message(now(), from, message);
                     self.flush().await;
                 }
@@ -650,6 +685,15 @@ impl<T: Transport> Driver<T> {
             }
             Command::Stats(reply) => {
                 let _ = reply.send(self.snapshot());
+            }
+            Command::LastHeard(reply) => {
+                let now = Instant::now();
+                let ages = self
+                    .heard
+                    .iter()
+                    .map(|(&member, &at)| (member, now.saturating_duration_since(at)))
+                    .collect();
+                let _ = reply.send(ages);
             }
             Command::AddMember(member, address, reply) => {
                 let result = self.add_member(member, address);
@@ -730,6 +774,7 @@ impl<T: Transport> Driver<T> {
         DriverStats {
             node: *self.node.stats(),
             transport_dropped: self.transport.dropped(),
+            wire: self.transport.wire_stats(),
             ..self.stats
         }
     }

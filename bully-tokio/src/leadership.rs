@@ -56,6 +56,7 @@ use tokio_util::sync::CancellationToken;
 pub struct Leadership {
     token: FencingToken,
     ended: CancellationToken,
+    until: watch::Receiver<Option<Instant>>,
 }
 
 impl Leadership {
@@ -77,6 +78,28 @@ impl Leadership {
         self.ended.cancelled().await;
     }
 
+    /// The instant at which the signal fires unless a quorum renews the lease
+    /// first: [`Node::exclusive_until`] minus the lease margin, as of the latest
+    /// renewal. `None` without a quorum (the signal then follows the node's belief
+    /// only), and once the leadership ended.
+    ///
+    /// For a watchdog outside the driver (another process, say) that must stop the
+    /// work on time even if this process stops being scheduled: hand it this
+    /// deadline after every renewal ([`deadlines`](Leadership::deadlines)).
+    pub fn deadline(&self) -> Option<Instant> {
+        if self.is_current() {
+            *self.until.borrow()
+        } else {
+            None
+        }
+    }
+
+    /// [`deadline`](Leadership::deadline) as a `watch`: `changed().await`
+    /// completes at each renewal, and with an error once the leadership ended.
+    pub fn deadlines(&self) -> watch::Receiver<Option<Instant>> {
+        self.until.clone()
+    }
+
     /// The signal as a `CancellationToken` (tokio-util's, re-exported here), for
     /// code that takes one. It is a child token: cancelling it stops only what
     /// holds it, not the leadership.
@@ -90,13 +113,23 @@ impl Leadership {
 #[derive(Debug)]
 pub(crate) struct Leaderships {
     publish: watch::Sender<Option<Leadership>>,
+    /// The current leadership's deadline; replaced with each new leadership, so
+    /// an ended one's receivers see the channel close.
+    until: Option<watch::Sender<Option<Instant>>>,
     margin: Duration,
 }
 
 impl Leaderships {
     pub(crate) fn new(margin: Duration) -> (Leaderships, watch::Receiver<Option<Leadership>>) {
         let (publish, receiver) = watch::channel(None);
-        (Leaderships { publish, margin }, receiver)
+        (
+            Leaderships {
+                publish,
+                until: None,
+                margin,
+            },
+            receiver,
+        )
     }
 
     /// Brings the published leadership in line with `node` at `now`; returns the
@@ -110,16 +143,26 @@ impl Leaderships {
             .as_ref()
             .filter(|leadership| leadership.is_current())
             .map(Leadership::token);
+        let until = open.and_then(|(_, until)| until);
         if current != token {
             self.end();
             if let Some(token) = token {
+                let (deadline, receiver) = watch::channel(until);
+                self.until = Some(deadline);
                 self.publish.send_replace(Some(Leadership {
                     token,
                     ended: CancellationToken::new(),
+                    until: receiver,
                 }));
             }
+        } else if let Some(deadline) = &self.until {
+            deadline.send_if_modified(|current| {
+                let changed = *current != until;
+                *current = until;
+                changed
+            });
         }
-        open.and_then(|(_, until)| until)
+        until
     }
 
     /// Ends the current leadership, if any.
@@ -127,6 +170,7 @@ impl Leaderships {
         if let Some(leadership) = self.publish.send_replace(None) {
             leadership.ended.cancel();
         }
+        self.until = None;
     }
 }
 

@@ -4,7 +4,7 @@ use std::io;
 use std::net::SocketAddr;
 
 use async_trait::async_trait;
-use bully_core::wire::{Auth, SetupError};
+use bully_core::wire::{Auth, SetupError, WireStats};
 use bully_core::{Message, NodeId};
 
 /// Carries [`Message`]s between members. The driver owns one and is its only user.
@@ -51,6 +51,13 @@ pub trait Transport: Send + 'static {
     /// The default says none.
     fn dropped(&self) -> u64 {
         0
+    }
+
+    /// The wire codec's counters (frames refused by reason), for a transport that
+    /// speaks [`bully_core::wire`]: reported in
+    /// [`DriverStats::wire`](crate::DriverStats::wire). The default has none.
+    fn wire_stats(&self) -> Option<WireStats> {
+        None
     }
 
     /// Starts reaching `member`, added to the cluster at runtime, at `address`

@@ -169,6 +169,10 @@ impl<S: DatagramSocket> Transport for UdpTransport<S> {
         self.dropped
     }
 
+    fn wire_stats(&self) -> Option<WireStats> {
+        Some(self.codec.stats())
+    }
+
     fn add_peer(&mut self, member: NodeId, address: SocketAddr) -> Result<(), TransportError> {
         self.codec.add_member(member)?;
         self.peers.insert(member, address);

@@ -42,20 +42,41 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     let leadership = three.leadership().await.unwrap();
     assert_eq!(leadership.token().leader, NodeId(3));
 
-    // Renewed by every acknowledged heartbeat round: current for ten leases.
+    // Renewed by every acknowledged heartbeat round: current for ten leases, and
+    // its deadline moves later with each renewal, never more than a lease ahead.
+    let first_deadline = leadership
+        .deadline()
+        .expect("a quorum leadership has a deadline");
+    let deadlines = leadership.deadlines();
     tokio::time::sleep(lease * 10).await;
     assert!(
         leadership.is_current(),
         "the guard was not moved by renewals"
     );
+    assert!(deadlines.has_changed().unwrap(), "no renewal was published");
+    let renewed = leadership.deadline().unwrap();
+    assert!(
+        renewed >= first_deadline + lease * 9,
+        "{renewed:?} vs {first_deadline:?}"
+    );
+    assert!(renewed <= Instant::now().into_std() + lease);
     assert_eq!(three.stats().await.unwrap().node.times_leader, 1);
 
     // 3 is cut off: no renewal from now on.
     let mut events = three.events();
     network.partition(&[NodeId(3)], &[NodeId(1), NodeId(2)]);
     let cut = Instant::now();
+    let last_deadline = leadership.deadline().unwrap();
     leadership.ended().await;
     let ended = Instant::now();
+    // A watchdog handed the last deadline would have stopped the work on time.
+    assert!(ended.into_std() >= last_deadline);
+    assert!(ended.into_std() <= last_deadline + Duration::from_millis(1));
+    assert_eq!(
+        leadership.deadline(),
+        None,
+        "an ended leadership has no deadline"
+    );
     // The node still leads: the signal is the driver's own deadline, not the
     // step-down.
     assert_eq!(

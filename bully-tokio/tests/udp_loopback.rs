@@ -159,6 +159,14 @@ async fn garbage_forgeries_and_replays_are_counted_and_dropped() {
     .expect("the datagrams never arrived");
     assert_eq!(stats.transport_dropped, 4);
     assert_eq!(stats.node.received[MessageKind::Election], 1);
+    // By reason: the garbage and the empty datagram are too short to be frames,
+    // the forgery fails its tag, the replay is a replay.
+    let wire = stats.wire.expect("UDP reports the codec's counters");
+    assert_eq!(
+        (wire.truncated + wire.bad_magic, wire.bad_tag, wire.replayed),
+        (2, 1, 1),
+        "{wire:?}"
+    );
 
     // Still running, still the leader, in its own term: nothing forged got in.
     let leader = two.leader().borrow().unwrap();

@@ -304,6 +304,16 @@ impl Handle {
         next_leadership(self.leadership.clone()).await
     }
 
+    /// This node's current [`Leadership`], without waiting: `None` unless it
+    /// leads and, with a quorum, its lease has more than the margin left.
+    pub fn current_leadership(&self) -> Option<Leadership> {
+        self.leadership
+            .borrow()
+            .as_ref()
+            .filter(|leadership| leadership.is_current())
+            .cloned()
+    }
+
     /// Runs `work` in each leadership of this node, client-go's loop: waits until
     /// the node leads, runs `work(leadership)`, cancels it (drops its future) as
     /// soon as the leadership's signal fires, then waits for the next leadership

@@ -41,6 +41,11 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     let three = &handles[2];
     let leadership = three.leadership().await.unwrap();
     assert_eq!(leadership.token().leader, NodeId(3));
+    assert_eq!(
+        three.current_leadership().map(|current| current.token()),
+        Some(leadership.token())
+    );
+    assert!(handles[0].current_leadership().is_none(), "1 follows");
 
     // Renewed by every acknowledged heartbeat round: current for ten leases, and
     // its deadline moves later with each renewal, never more than a lease ahead.

@@ -1,0 +1,149 @@
+//! The agent's side of one run of the command: starts the supervisor
+//! ([`crate::supervisor`]) with the fencing token in the environment, hands it
+//! lease deadlines, and stops it.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::process::Stdio;
+use std::time::Duration;
+
+use bully_core::FencingToken;
+use bully_core::wire::ClusterId;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::process::Command;
+
+use crate::supervisor::{status_code, to_monotonic};
+use crate::token::format_token;
+
+/// What the supervisor reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// The command started with this pid.
+    Started(u32),
+    /// The command ended with this status (exit code, or 128 + signal).
+    Exited(i32),
+    /// The supervisor is gone without saying how the command ended.
+    Gone,
+}
+
+/// One run of the command under its supervisor.
+#[derive(Debug)]
+pub struct Supervised {
+    supervisor: tokio::process::Child,
+    control: OwnedWriteHalf,
+    reports: Lines<BufReader<OwnedReadHalf>>,
+    pid: Option<u32>,
+    grace: Duration,
+}
+
+impl Supervised {
+    /// Starts `command` under a supervisor, with the token in its environment.
+    pub fn spawn(
+        command: &[OsString],
+        token: FencingToken,
+        cluster: ClusterId,
+        grace: Duration,
+    ) -> io::Result<Supervised> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        ours.set_nonblocking(true)?;
+        let supervisor = Command::new(std::env::current_exe()?)
+            .arg("supervise")
+            .arg("--grace-ms")
+            .arg(grace.as_millis().to_string())
+            .arg("--")
+            .args(command)
+            .env("BULLY_TERM", token.term.0.to_string())
+            .env("BULLY_LEADER", token.leader.0.to_string())
+            .env("BULLY_NODE", token.leader.0.to_string())
+            .env("BULLY_CLUSTER", cluster.0.to_string())
+            .env("BULLY_FENCING_TOKEN", format_token(token))
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
+            .spawn()?;
+        let (read, control) = UnixStream::from_std(ours)?.into_split();
+        Ok(Supervised {
+            supervisor,
+            control,
+            reports: BufReader::new(read).lines(),
+            pid: None,
+            grace,
+        })
+    }
+
+    /// The command's pid, once the supervisor reported it.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Tells the supervisor to stop the command at `deadline` unless told a later
+    /// one (`None`: no deadline, without a quorum).
+    pub async fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        let line = match deadline {
+            Some(at) => format!("until {}\n", to_monotonic(at)),
+            None => "until none\n".to_owned(),
+        };
+        // A supervisor that is gone reports so in `next_report`.
+        let _ = self.control.write_all(line.as_bytes()).await;
+    }
+
+    /// The next report. Cancel safe.
+    pub async fn next_report(&mut self) -> Report {
+        loop {
+            match self.reports.next_line().await {
+                Ok(Some(line)) => {
+                    if let Some(pid) = line.strip_prefix("pid ").and_then(|p| p.parse().ok()) {
+                        self.pid = Some(pid);
+                        return Report::Started(pid);
+                    }
+                    if let Some(code) = line.strip_prefix("exited ").and_then(|c| c.parse().ok()) {
+                        return Report::Exited(code);
+                    }
+                    if let Some(error) = line.strip_prefix("failed ") {
+                        tracing::error!(%error, "the command could not be started");
+                        return Report::Exited(127);
+                    }
+                }
+                Ok(None) | Err(_) => return Report::Gone,
+            }
+        }
+    }
+
+    /// Waits for the command to end by itself; returns its status.
+    pub async fn exited(&mut self) -> i32 {
+        loop {
+            match self.next_report().await {
+                Report::Started(_) => {}
+                Report::Exited(code) => {
+                    let _ = self.supervisor.wait().await;
+                    return code;
+                }
+                Report::Gone => {
+                    return self.supervisor.wait().await.map_or(1, status_code);
+                }
+            }
+        }
+    }
+
+    /// Stops the command (SIGTERM, the grace period, SIGKILL) and waits for it.
+    /// Should the supervisor not answer in time, the agent kills the command's
+    /// group and the supervisor itself.
+    pub async fn stop(mut self) -> i32 {
+        let _ = self.control.write_all(b"stop\n").await;
+        let patience = self.grace + Duration::from_secs(1);
+        match tokio::time::timeout(patience, self.exited()).await {
+            Ok(code) => code,
+            Err(_) => {
+                tracing::warn!("the supervisor did not stop the command in time: killing both");
+                if let Some(pid) = self.pid.and_then(|pid| i32::try_from(pid).ok()) {
+                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                let _ = self.supervisor.kill().await;
+                137
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The optional HTTP endpoint (`listen`): `/leader` (JSON), `/healthz`, and
+//! `/metrics` in Prometheus' text format, served by axum.
+//!
+//! The metrics are read from the driver at each scrape and handed to the
+//! `metrics` crate's Prometheus exporter, which renders them; nothing here
+//! formats the exposition text by hand.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::get;
+use bully_core::wire::WireStats;
+use metrics::{Unit, counter, describe_counter, describe_gauge, gauge};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::view::View;
+
+#[derive(Clone)]
+struct Endpoint {
+    view: Arc<View>,
+    metrics: PrometheusHandle,
+}
+
+/// Binds `address` (before the node starts: a taken port is a startup error).
+pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(address).await
+}
+
+/// Serves the endpoint on `listener` until the task is aborted.
+pub fn serve(listener: TcpListener, view: Arc<View>) -> Result<JoinHandle<()>, String> {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let metrics = recorder.handle();
+    metrics::set_global_recorder(recorder).map_err(|error| error.to_string())?;
+    describe();
+    let endpoint = Endpoint { view, metrics };
+    let app = Router::new()
+        .route("/leader", get(leader))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(render_metrics))
+        .with_state(endpoint);
+    Ok(tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            tracing::error!(%error, "the HTTP endpoint stopped");
+        }
+    }))
+}
+
+async fn leader(State(endpoint): State<Endpoint>) -> Response {
+    match endpoint.view.status().await {
+        Ok(status) => Json(status).into_response(),
+        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),
+    }
+}
+
+/// Healthy while the node's driver runs.
+async fn healthz(State(endpoint): State<Endpoint>) -> Response {
+    match endpoint.view.stats().await {
+        Ok(_) => "ok\n".into_response(),
+        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),
+    }
+}
+
+async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
+    let stats = match endpoint.view.stats().await {
+        Ok(stats) => stats,
+        Err(error) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
+        }
+    };
+    let status = match endpoint.view.status().await {
+        Ok(status) => status,
+        Err(error) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
+        }
+    };
+    let node = &stats.node;
+    counter!("bully_elections_total").absolute(node.elections_started);
+    counter!("bully_leader_changes_total").absolute(node.leaders_seen);
+    counter!("bully_times_leader_total").absolute(node.times_leader);
+    counter!("bully_messages_sent_total").absolute(node.sent.total());
+    counter!("bully_messages_received_total").absolute(node.received.total());
+    for (reason, count) in node.dropped.iter() {
+        counter!("bully_dropped_total", "reason" => reason.name()).absolute(count);
+    }
+    for (reason, count) in refused(stats.wire.unwrap_or_default()) {
+        counter!("bully_frames_refused_total", "reason" => reason).absolute(count);
+    }
+    counter!("bully_child_starts_total").absolute(status.child.starts);
+    counter!("bully_child_restarts_total").absolute(status.child.restarts);
+    // Gauges of small integers: exact in f64.
+    #[allow(clippy::cast_precision_loss)]
+    {
+        gauge!("bully_term").set(status.term as f64);
+        gauge!("bully_leader").set(status.leader.map_or(-1.0, |leader| leader as f64));
+    }
+    gauge!("bully_is_leader").set(f64::from(u8::from(status.role == "leader")));
+    gauge!("bully_child_running").set(f64::from(u8::from(status.child.running)));
+    let heard = status
+        .members
+        .iter()
+        .filter(|member| member.last_heard_ms.is_some_and(|ms| ms < 60_000))
+        .count();
+    #[allow(clippy::cast_precision_loss)]
+    gauge!("bully_members_heard").set(heard as f64);
+    (
+        [("content-type", "text/plain; version=0.0.4")],
+        endpoint.metrics.render(),
+    )
+        .into_response()
+}
+
+/// The wire codec's refusals, by reason.
+fn refused(wire: WireStats) -> [(&'static str, u64); 12] {
+    [
+        ("truncated", wire.truncated),
+        ("too_large", wire.too_large),
+        ("bad_magic", wire.bad_magic),
+        ("unsupported_version", wire.unsupported_version),
+        ("trailing_bytes", wire.trailing_bytes),
+        ("wrong_cluster", wire.wrong_cluster),
+        ("wrong_recipient", wire.wrong_recipient),
+        ("unknown_key", wire.unknown_key),
+        ("bad_tag", wire.bad_tag),
+        ("replayed", wire.replayed),
+        ("malformed_body", wire.malformed_body),
+        ("not_member", wire.not_member),
+    ]
+}
+
+fn describe() {
+    describe_counter!(
+        "bully_elections_total",
+        "Elections this node started or joined"
+    );
+    describe_counter!(
+        "bully_leader_changes_total",
+        "Leaderships accepted, its own included"
+    );
+    describe_counter!("bully_times_leader_total", "Times this node became leader");
+    describe_counter!("bully_messages_sent_total", "Protocol messages sent");
+    describe_counter!(
+        "bully_messages_received_total",
+        "Protocol messages received"
+    );
+    describe_counter!(
+        "bully_dropped_total",
+        "Peer messages the node refused, by reason"
+    );
+    describe_counter!(
+        "bully_frames_refused_total",
+        "Datagrams the wire codec refused, by reason"
+    );
+    describe_counter!("bully_child_starts_total", "Runs of the command started");
+    describe_counter!(
+        "bully_child_restarts_total",
+        "Runs started again after the command exited by itself"
+    );
+    describe_gauge!("bully_term", "The current term");
+    describe_gauge!("bully_leader", "The leader this node follows (-1: none)");
+    describe_gauge!("bully_is_leader", "1 while this node leads");
+    describe_gauge!("bully_child_running", "1 while the command runs");
+    describe_gauge!(
+        "bully_members_heard",
+        Unit::Count,
+        "Other members heard from in the last minute"
+    );
+}

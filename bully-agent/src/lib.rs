@@ -1,0 +1,25 @@
+//! `bully-agent`: run a command on exactly one machine of a cluster, the Bully
+//! leader, and nowhere else.
+//!
+//! The binary is the product; this library is its parts, public so that tests and
+//! other tools can read what it writes (the state file, the status, the token's
+//! format). See the crate's README for the operator's guide.
+//!
+//! - [`config`]: the TOML file and its checks.
+//! - [`state`]: the durable state in the data directory.
+//! - [`run`]: the daemon: the node, the command under a [`supervisor`], signals.
+//! - [`http`] and [`status`]: the endpoint and `bully-agent status`.
+//! - [`token`]: `BULLY_FENCING_TOKEN`'s format.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod child;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod run;
+pub mod state;
+pub mod status;
+pub mod supervisor;
+pub mod token;
+pub mod view;

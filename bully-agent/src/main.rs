@@ -1,0 +1,199 @@
+//! `bully-agent`: runs a command on exactly one machine of a cluster.
+//!
+//! ```text
+//! bully-agent run --config cluster.toml -- CMD [ARGS...]
+//! bully-agent status --config cluster.toml
+//! bully-agent check --config cluster.toml
+//! ```
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bully_agent::{config, run, status, supervisor};
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "bully-agent",
+    version,
+    about = "Run a command on exactly one machine of a cluster: the Bully leader",
+    long_about = "Run a command on exactly one machine of a cluster: the Bully leader. \
+                  The members elect a leader among themselves (no separate store); the leader \
+                  runs the command with a fencing token in its environment, and stops it before \
+                  its lease can lapse. See the README's \"Run a command on one machine\"."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Join the cluster; run CMD while this node leads.
+    Run {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// What to log to stderr: a level (error, warn, info, debug, trace) or
+        /// tracing directives (`info,bully_tokio=debug`).
+        #[arg(long, default_value = "info")]
+        log: String,
+        /// Refused: a secret on the command line shows in `ps` to every user.
+        #[arg(long, hide = true)]
+        secret: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<OsString>,
+    },
+    /// Ask a running agent (its `listen` endpoint) who leads.
+    Status {
+        /// The configuration file: its `listen` address is asked.
+        #[arg(
+            long,
+            short,
+            required_unless_present = "endpoint",
+            conflicts_with = "endpoint"
+        )]
+        config: Option<PathBuf>,
+        /// The endpoint to ask, HOST:PORT.
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Print the JSON as served.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a configuration file (and read its secret) without starting anything.
+    Check {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// The supervisor between the agent and the command (started by `run`).
+    #[command(hide = true)]
+    Supervise {
+        /// Between SIGTERM and SIGKILL, in milliseconds.
+        #[arg(long)]
+        grace_ms: u64,
+        /// The command.
+        #[arg(last = true, required = true)]
+        command: Vec<OsString>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            config,
+            log,
+            secret,
+            command,
+        } => start(&config, &log, secret, command),
+        Command::Status {
+            config,
+            endpoint,
+            json,
+        } => show_status(config, endpoint, json),
+        Command::Check { config } => config::load(&config)
+            .map(|settings| {
+                println!(
+                    "{}: node {} of {} members, quorum {:?}: fine",
+                    config.display(),
+                    settings.id,
+                    settings.members.len(),
+                    settings.config.quorum()
+                );
+                0
+            })
+            .map_err(|error| error.to_string()),
+        Command::Supervise { grace_ms, command } => {
+            init_logging("warn").expect("a fixed filter");
+            runtime().and_then(|runtime| {
+                runtime
+                    .block_on(supervisor::supervise(
+                        Duration::from_millis(grace_ms),
+                        command,
+                    ))
+                    .map_err(|error| format!("supervisor: {error}"))
+            })
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(
+    path: &std::path::Path,
+    log: &str,
+    secret: Option<String>,
+    command: Vec<OsString>,
+) -> Result<i32, String> {
+    if secret.is_some() {
+        return Err(
+            "--secret: a secret on the command line is visible to every user \
+                    (ps, /proc); put it in a file (secret_file) or an environment variable \
+                    (secret_env) named in the configuration"
+                .to_owned(),
+        );
+    }
+    init_logging(log)?;
+    let settings = config::load(path).map_err(|error| error.to_string())?;
+    runtime()?.block_on(run::run(settings, command))
+}
+
+fn show_status(
+    config: Option<PathBuf>,
+    endpoint: Option<String>,
+    json: bool,
+) -> Result<i32, String> {
+    let endpoint = match (endpoint, config) {
+        (Some(endpoint), _) => endpoint,
+        (None, Some(path)) => config::read_listen(&path)
+            .map_err(|error| error.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "{}: `listen` is not set: status asks the agent's HTTP endpoint",
+                    path.display()
+                )
+            })?
+            .to_string(),
+        (None, None) => return Err("give --config or --endpoint".to_owned()),
+    };
+    let status = status::fetch(&endpoint)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&status).map_err(|error| error.to_string())?
+        );
+    } else {
+        println!("{status}");
+    }
+    Ok(0)
+}
+
+fn init_logging(filter: &str) -> Result<(), String> {
+    let filter =
+        EnvFilter::try_new(filter).map_err(|error| format!("--log {filter:?}: {error}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .init();
+    Ok(())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the runtime: {error}"))
+}

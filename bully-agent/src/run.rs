@@ -1,0 +1,303 @@
+//! `bully-agent run`: the node, and the command in each of its leaderships.
+//!
+//! Start-up does every check that can fail before it binds anything: the
+//! configuration, the secret, the data directory (locked, read, and written once
+//! with the new incarnation), then the HTTP port and the UDP port. Only then does
+//! the node start.
+//!
+//! While this node leads, the command runs under a [`Supervised`] run, which is
+//! told the lease deadline after every renewal. When the leadership ends, or with
+//! a quorum its lease margin is reached, the command is stopped (SIGTERM, the
+//! grace period, SIGKILL), so under a quorum it is gone before any other member
+//! can be elected. SIGTERM or SIGINT stop the command first, then the node, which
+//! resigns so that the others elect at once.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bully_core::wire::{Auth, Codec, Incarnation, Key, KeyId};
+use bully_core::{Node, Quorum};
+use bully_tokio::{Builder, CancellationToken, Leadership, UdpTransport};
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::child::{Report, Supervised};
+use crate::config::{OnExit, Settings};
+use crate::state::{DataDir, Stored};
+use crate::token::format_token;
+use crate::view::View;
+
+/// Exit status when the state file cannot be written while running: the node
+/// stops before sending anything that depends on the state.
+pub const EXIT_STATE_WRITE_FAILED: i32 = 74;
+
+/// Runs the agent until SIGTERM or SIGINT (status 0), or until the command exits
+/// under `on_exit = "exit"` (its status). Errors before the node starts leave
+/// nothing bound and no command started.
+pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, String> {
+    if settings.config.quorum() == Quorum::None {
+        tracing::warn!(
+            "quorum = \"none\": a leader cut off from the others keeps running the command \
+             while they elect another, so two copies can run at once; only fencing tokens \
+             protect your data then"
+        );
+    }
+    let data = DataDir::open(&settings.data_dir, settings.cluster, settings.id)
+        .map_err(|error| error.to_string())?;
+    let stored = data.load().map_err(|error| error.to_string())?;
+    // A higher incarnation than any run before, or the peers refuse this run's
+    // frames as replays: the stored counter, or the clock if it is further on.
+    let clock = Incarnation::from_duration_since_epoch(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default(),
+    );
+    let incarnation = clock.max(Incarnation(stored.incarnation.0.saturating_add(1)));
+    let writer = data.writer();
+    writer
+        .write(Stored {
+            incarnation,
+            ..stored
+        })
+        .map_err(|error| error.to_string())?;
+
+    let node = Node::with_durable_state(
+        settings.id,
+        settings.member_ids(),
+        settings.config.clone(),
+        stored.durable,
+    )
+    .map_err(|error| error.to_string())?;
+    let key = Key::new(KeyId(1), &settings.secret).map_err(|error| error.to_string())?;
+    let codec = Codec::new(
+        settings.cluster,
+        settings.id,
+        incarnation,
+        settings.member_ids(),
+        Auth::hmac(key),
+    )
+    .map_err(|error| error.to_string())?;
+    let listener = match settings.listen {
+        Some(address) => Some(
+            crate::http::bind(address)
+                .await
+                .map_err(|error| format!("`listen` {address}: {error}"))?,
+        ),
+        None => None,
+    };
+    let own = settings.own_address();
+    let transport = UdpTransport::bind(own, codec, settings.peers())
+        .await
+        .map_err(|error| format!("`members` address of node {} ({own}): {error}", settings.id))?;
+    let signals = Signals::new().map_err(|error| error.to_string())?;
+
+    let term = Arc::new(AtomicU64::new(stored.durable.term.0));
+    let persisted_term = term.clone();
+    let persist = move |durable| {
+        if let Err(error) = writer.write(Stored {
+            durable,
+            incarnation,
+        }) {
+            // The state is what this node promised (a term, a vote): it must not
+            // send the message that depends on it. Leaving closes the
+            // supervisor's socket, which stops the command.
+            tracing::error!(%error, "cannot persist the node's state: stopping");
+            eprintln!("error: {error}");
+            std::process::exit(EXIT_STATE_WRITE_FAILED);
+        }
+        View::note_term(&persisted_term, durable.term.0);
+    };
+    let handle = Builder::new()
+        .lease_margin(settings.lease_margin)
+        .spawn_persisting(node, transport, persist);
+    let view = Arc::new(View::new(handle, settings.members.clone(), term));
+    tracing::info!(
+        node = %settings.id,
+        cluster = settings.cluster.0,
+        address = %own,
+        members = settings.members.len(),
+        quorum = ?settings.config.quorum(),
+        failover_bound_ms = settings.config.failover_bound(settings.members.len()).as_millis(),
+        "joined"
+    );
+    let endpoint = match listener {
+        Some(listener) => {
+            tracing::info!(address = ?listener.local_addr().ok(), "HTTP endpoint");
+            Some(crate::http::serve(listener, view.clone())?)
+        }
+        None => None,
+    };
+
+    let shutdown = signals.watch();
+    let code = loop {
+        let leadership = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break 0,
+            leadership = view.handle.leadership() => match leadership {
+                Ok(leadership) => leadership,
+                Err(error) => {
+                    tracing::error!(%error, "the node stopped");
+                    break 1;
+                }
+            },
+        };
+        match lead(&view, &settings, &command, &leadership, &shutdown).await {
+            Outcome::Ended => continue,
+            Outcome::Shutdown => break 0,
+            Outcome::Exit(code) => break code,
+        }
+    };
+
+    // The command has stopped; now the node leaves (a leader resigns).
+    if let Some(endpoint) = endpoint {
+        endpoint.abort();
+        let _ = endpoint.await;
+    }
+    match Arc::try_unwrap(view) {
+        Ok(view) => match view.handle.shutdown().await {
+            Ok(_) => tracing::info!("left the cluster"),
+            Err(error) => tracing::warn!(%error, "the node did not stop cleanly"),
+        },
+        // Dropping the handle stops the node the same way, without waiting.
+        Err(view) => drop(view),
+    }
+    Ok(code)
+}
+
+/// How one leadership ended for the command.
+enum Outcome {
+    /// The leadership ended (or the node stepped down): wait for the next.
+    Ended,
+    /// SIGTERM or SIGINT.
+    Shutdown,
+    /// The command exited under `on_exit = "exit"`.
+    Exit(i32),
+}
+
+/// How one run of the command ended.
+enum Stop {
+    LeadershipEnded,
+    Shutdown,
+    Exited(i32),
+}
+
+/// Runs the command for as long as `leadership` lasts, again after each exit
+/// under `on_exit = "restart"`.
+async fn lead(
+    view: &View,
+    settings: &Settings,
+    command: &[OsString],
+    leadership: &Leadership,
+    shutdown: &CancellationToken,
+) -> Outcome {
+    let token = leadership.token();
+    let policy = settings.child;
+    loop {
+        tracing::info!(token = %format_token(token), "leading: starting the command");
+        let mut child = match Supervised::spawn(command, token, settings.cluster, policy.grace) {
+            Ok(child) => child,
+            Err(error) => {
+                tracing::error!(%error, "could not start the supervisor");
+                return Outcome::Exit(1);
+            }
+        };
+        view.update_child(|status| {
+            status.running = true;
+            status.pid = None;
+            status.starts += 1;
+        });
+        child.set_deadline(leadership.deadline()).await;
+        let mut deadlines = leadership.deadlines();
+        let stop = loop {
+            tokio::select! {
+                biased;
+                () = leadership.ended() => break Stop::LeadershipEnded,
+                () = shutdown.cancelled() => break Stop::Shutdown,
+                changed = deadlines.changed() => {
+                    if changed.is_ok() {
+                        let deadline = *deadlines.borrow_and_update();
+                        child.set_deadline(deadline).await;
+                    } else {
+                        // The leadership is over: `ended` fires on the next turn.
+                        leadership.ended().await;
+                    }
+                }
+                report = child.next_report() => match report {
+                    Report::Started(pid) => {
+                        tracing::debug!(pid, "the command runs");
+                        view.update_child(|status| status.pid = Some(pid));
+                    }
+                    Report::Exited(code) => break Stop::Exited(code),
+                    Report::Gone => break Stop::Exited(child.exited().await),
+                },
+            }
+        };
+        let code = match stop {
+            Stop::LeadershipEnded | Stop::Shutdown => {
+                tracing::info!("stopping the command");
+                child.stop().await
+            }
+            Stop::Exited(code) => {
+                child.exited().await;
+                code
+            }
+        };
+        view.update_child(|status| {
+            status.running = false;
+            status.pid = None;
+        });
+        match stop {
+            Stop::LeadershipEnded => {
+                tracing::info!(code, "the leadership ended; the command stopped");
+                return Outcome::Ended;
+            }
+            Stop::Shutdown => return Outcome::Shutdown,
+            Stop::Exited(_) => tracing::info!(code, "the command exited"),
+        }
+        match policy.on_exit {
+            OnExit::Exit => return Outcome::Exit(code),
+            OnExit::StepDown => {
+                tracing::info!("stepping down so that another member runs the command");
+                let _ = view.handle.step_down().await;
+                return Outcome::Ended;
+            }
+            OnExit::Restart => {
+                tokio::select! {
+                    biased;
+                    () = shutdown.cancelled() => return Outcome::Shutdown,
+                    () = leadership.ended() => return Outcome::Ended,
+                    () = tokio::time::sleep(policy.restart_delay) => {}
+                }
+                view.update_child(|status| status.restarts += 1);
+            }
+        }
+    }
+}
+
+/// SIGTERM and SIGINT, as one cancellation.
+struct Signals {
+    cancelled: CancellationToken,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let cancelled = CancellationToken::new();
+        let trigger = cancelled.clone();
+        tokio::spawn(async move {
+            let name = tokio::select! {
+                _ = terminate.recv() => "SIGTERM",
+                _ = interrupt.recv() => "SIGINT",
+            };
+            tracing::info!(signal = name, "leaving");
+            trigger.cancel();
+        });
+        Ok(Signals { cancelled })
+    }
+
+    fn watch(&self) -> CancellationToken {
+        self.cancelled.clone()
+    }
+}

@@ -1,0 +1,109 @@
+//! What `/leader` answers and `bully-agent status` prints: who leads, the term,
+//! this node's role, the members it hears, and the command.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A node's view, as `/leader` serves it (JSON).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    /// This node's id.
+    pub node: u64,
+    /// `leader`, `follower`, or `candidate` (no leader known: an election runs).
+    pub role: String,
+    /// The leader this node follows (itself when it leads).
+    pub leader: Option<u64>,
+    /// The term: the leader's, or the highest this node has seen.
+    pub term: u64,
+    /// The leadership's fencing token as the command gets it, when this node leads.
+    pub fencing_token: Option<String>,
+    /// Whether this node may run the command now (it leads and, with a quorum, its
+    /// lease has more than the margin left).
+    pub working: bool,
+    /// The other members.
+    pub members: Vec<MemberStatus>,
+    /// The command on this node.
+    pub child: ChildStatus,
+}
+
+/// One other member as this node hears it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberStatus {
+    /// Its id.
+    pub id: u64,
+    /// Its address.
+    pub address: String,
+    /// Milliseconds since this node last received a message from it (`None`:
+    /// never since this agent started).
+    pub last_heard_ms: Option<u64>,
+}
+
+/// The command on this node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildStatus {
+    /// Whether it runs.
+    pub running: bool,
+    /// Its pid while it runs.
+    pub pid: Option<u32>,
+    /// Runs started since the agent started.
+    pub starts: u64,
+    /// Runs started again after the command exited by itself.
+    pub restarts: u64,
+}
+
+impl MemberStatus {
+    /// Whether it was heard within `window`.
+    pub fn heard_within(&self, window: Duration) -> bool {
+        self.last_heard_ms
+            .is_some_and(|ms| Duration::from_millis(ms) <= window)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "node:    {} ({})", self.node, self.role)?;
+        match self.leader {
+            Some(leader) => writeln!(f, "leader:  {leader} (term {})", self.term)?,
+            None => writeln!(f, "leader:  none known (term {})", self.term)?,
+        }
+        if let Some(token) = &self.fencing_token {
+            writeln!(f, "token:   {token}")?;
+        }
+        write!(f, "members:")?;
+        for member in &self.members {
+            match member.last_heard_ms {
+                Some(ms) => write!(f, " {} (heard {ms} ms ago)", member.id)?,
+                None => write!(f, " {} (not heard)", member.id)?,
+            }
+        }
+        writeln!(f)?;
+        match (self.child.running, self.child.pid) {
+            (true, Some(pid)) => write!(f, "command: running, pid {pid}")?,
+            (true, None) => write!(f, "command: starting")?,
+            (false, _) => write!(f, "command: not running")?,
+        }
+        write!(
+            f,
+            " ({} starts, {} restarts)",
+            self.child.starts, self.child.restarts
+        )
+    }
+}
+
+/// Asks the endpoint at `address` (`host:port`) for its status.
+pub fn fetch(address: &str) -> Result<Status, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    let url = format!("http://{address}/leader");
+    agent
+        .get(&url)
+        .call()
+        .map_err(|error| format!("{url}: {error}"))?
+        .body_mut()
+        .read_json::<Status>()
+        .map_err(|error| format!("{url}: not a bully-agent status: {error}"))
+}

@@ -86,11 +86,14 @@ struct Line {
     kind: Kind,
     token: Token,
     pid: u32,
-    ms: u64,
+    /// `None` when the line has no stamp: the `date` in the child's `$(now)`
+    /// shares the child's process group, so the agent's SIGTERM to the group can
+    /// kill it before it prints; the `echo` still writes the line.
+    ms: Option<u64>,
 }
 
 fn parse_line(number: usize, text: &str) -> Result<Line, String> {
-    let fields: Vec<&str> = text.split_whitespace().collect();
+    let fields: Vec<&str> = text.split(' ').collect();
     let [kind, token, pid, ms] = fields[..] else {
         return Err(format!(
             "child.log line {number}: {text:?} has not 4 fields"
@@ -106,9 +109,14 @@ fn parse_line(number: usize, text: &str) -> Result<Line, String> {
     let pid = pid
         .parse()
         .map_err(|error| format!("child.log line {number}: pid {pid:?}: {error}"))?;
-    let ms = ms
-        .parse()
-        .map_err(|error| format!("child.log line {number}: millis {ms:?}: {error}"))?;
+    let ms = match ms {
+        "" => None,
+        digits => Some(
+            digits
+                .parse()
+                .map_err(|error| format!("child.log line {number}: millis {digits:?}: {error}"))?,
+        ),
+    };
     Ok(Line {
         kind,
         token,
@@ -118,7 +126,9 @@ fn parse_line(number: usize, text: &str) -> Result<Line, String> {
 }
 
 /// One child process's life as the file shows it: from its `start` line to its
-/// last line (its `stop`, or its last `beat` if SIGKILL ended it).
+/// last line (its `stop`, or its last `beat` if SIGKILL ended it). The times
+/// are the first and last stamps among its lines; a child with no stamped line
+/// at all has `start_ms > end_ms` and covers no time.
 #[derive(Debug, Clone, Copy)]
 struct Interval {
     token: Token,
@@ -159,8 +169,8 @@ fn intervals(lines: &[Line]) -> Result<Vec<Interval>, String> {
                 pid: line.pid,
                 first_line: number,
                 last_line: number,
-                start_ms: line.ms,
-                end_ms: line.ms,
+                start_ms: line.ms.unwrap_or(u64::MAX),
+                end_ms: line.ms.unwrap_or(0),
                 stopped: false,
             }),
             (_, None) => {
@@ -176,7 +186,10 @@ fn intervals(lines: &[Line]) -> Result<Vec<Interval>, String> {
             }
             (kind, Some(interval)) => {
                 interval.last_line = number;
-                interval.end_ms = line.ms;
+                if let Some(ms) = line.ms {
+                    interval.start_ms = interval.start_ms.min(ms);
+                    interval.end_ms = interval.end_ms.max(ms);
+                }
                 interval.stopped = kind == Kind::Stop;
             }
         }
@@ -367,6 +380,7 @@ fn agents_in_network_namespaces_never_overlap_and_the_majority_keeps_a_child() {
         .collect::<Result<_, _>>()
         .unwrap_or_else(|error| panic!("{error}"));
     let intervals = intervals(&lines).unwrap_or_else(|error| panic!("{error}"));
+    let unstamped = lines.iter().filter(|line| line.ms.is_none()).count();
     let scenarios: Vec<Scenario> = read(&run.join("timeline.txt"))
         .lines()
         .enumerate()
@@ -378,7 +392,8 @@ fn agents_in_network_namespaces_never_overlap_and_the_majority_keeps_a_child() {
     let bound = agents_core_config().failover_bound(MEMBERS);
     let overlapping = overlaps(&intervals);
     println!(
-        "{} lines, {} children, {} distinct tokens; failover bound {} ms (+{} ms to start the child)",
+        "{} lines ({unstamped} without a stamp), {} children, {} distinct tokens; \
+         failover bound {} ms (+{} ms to start the child)",
         lines.len(),
         intervals.len(),
         intervals
@@ -514,6 +529,20 @@ mod analysis {
         assert!(intervals(&after_stop).is_err());
         assert!(parse_line(1, "start 3-5 10 1000").is_err());
         assert!(parse_line(1, "begin x 10 1000").is_err());
+        assert!(parse_line(1, &format!("beat {t} 10 1000 extra")).is_err());
+        assert!(parse_line(1, &format!("beat {t} 10 10x0")).is_err());
+    }
+
+    #[test]
+    fn a_line_whose_date_was_killed_keeps_its_place_but_not_a_time() {
+        let t = token(4, 5);
+        let intervals = parse(&format!(
+            "start {t} 10 1000\nbeat {t} 10 1050\nbeat {t} 10 \nstop {t} 10 1110\n"
+        ));
+        assert_eq!(intervals[0].last_line, 4);
+        assert_eq!((intervals[0].start_ms, intervals[0].end_ms), (1000, 1110));
+        let unstamped = parse(&format!("start {t} 11 \n"));
+        assert_eq!(coverage(&unstamped, |_| true, 0, 2000), (0, 2000));
     }
 
     #[test]

@@ -187,8 +187,10 @@ for i in $(seq $N); do
   } >"$RUN/node-$i.toml"
   "$AGENT" check --config "$RUN/node-$i.toml" || die "bully-agent check refused node-$i.toml"
 done
+# Each agent in a session of its own (setsid execs, so $! is the agent's pid):
+# no signal meant for a process group reaches this script or another agent.
 for i in $(seq $N); do
-  ip netns exec "$(ns "$i")" "$AGENT" run --config "$RUN/node-$i.toml" --log info -- \
+  setsid ip netns exec "$(ns "$i")" "$AGENT" run --config "$RUN/node-$i.toml" --log info -- \
     sh "$CHILD" "$LOG" >"$RUN/agent-$i.log" 2>&1 &
   AGENT_PID[$i]=$!
 done
@@ -201,15 +203,18 @@ leader_of() {
     echo none
     return
   }
-  sed -n 's/.*"leader":\([0-9][0-9]*\).*/\1/p' <<<"$json" | head -n1 | grep . || echo none
+  sed -n 's/.*"leader":[[:space:]]*\([0-9][0-9]*\).*/\1/p' <<<"$json" | head -n1 | grep . || echo none
 }
 child_running_on() {
   ip netns exec "$(ns "$1")" "$AGENT" status --endpoint 127.0.0.1:9101 --json 2>/dev/null |
-    grep -q '"running":true'
+    grep -q '"running":[[:space:]]*true'
 }
 agents_alive() {
   for i in $(seq $N); do
-    kill -0 "${AGENT_PID[$i]}" 2>/dev/null || die "agent $i (pid ${AGENT_PID[$i]}) has exited; see $RUN/agent-$i.log"
+    if ! kill -0 "${AGENT_PID[$i]}" 2>/dev/null; then
+      tail -n 5 "$RUN/agent-$i.log" >&2
+      die "agent $i (pid ${AGENT_PID[$i]}) has exited; see $RUN/agent-$i.log"
+    fi
   done
 }
 # wait_healthy SECS: every node names node 5 (the highest) and 5's child runs.

@@ -12,7 +12,8 @@
 //! - during each fault, a child led from the majority side runs for at least
 //!   `1 - (failover bound + SPAWN_ALLOWANCE) / fault window` of the window: one
 //!   failover at most, the bound `bully_core::Config::failover_bound` computes for
-//!   the agents' timings, plus the time to start the child.
+//!   the protocol configuration the agents load (`node-1.toml`, read here with
+//!   `bully_agent::config::load`), plus the time to start the child.
 //!
 //! It is ignored because it needs the script's run: `sudo bash
 //! bully-agent/tests/netns.sh` runs it with `BULLY_NETNS_RUN` set.
@@ -21,19 +22,6 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use bully_core::{Config, Quorum};
-
-/// The agents' timings in `netns.sh` (the contract's fast test timings).
-fn agents_core_config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(600))
-        .with_max_message_delay(Duration::from_millis(20))
-        .with_quorum(Quorum::Majority)
-}
-
-const MEMBERS: usize = 5;
 
 /// What the agent adds to the core's failover bound before a child writes its
 /// `start` line: fork and exec of the supervisor and of `sh`, and the child's
@@ -389,7 +377,9 @@ fn agents_in_network_namespaces_never_overlap_and_the_majority_keeps_a_child() {
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(scenarios.len(), 4, "the script runs four faults");
 
-    let bound = agents_core_config().failover_bound(MEMBERS);
+    let settings = bully_agent::config::load(&run.join("node-1.toml"))
+        .unwrap_or_else(|error| panic!("node-1.toml: {error}"));
+    let bound = settings.config.failover_bound(settings.members.len());
     let overlapping = overlaps(&intervals);
     println!(
         "{} lines ({unstamped} without a stamp), {} children, {} distinct tokens; \

@@ -192,7 +192,7 @@ done
 for i in $(seq $N); do
   setsid ip netns exec "$(ns "$i")" "$AGENT" run --config "$RUN/node-$i.toml" --log info -- \
     sh "$CHILD" "$LOG" >"$RUN/agent-$i.log" 2>&1 &
-  AGENT_PID[$i]=$!
+  AGENT_PID[i]=$!
 done
 say "five agents started: pids ${AGENT_PID[*]}"
 

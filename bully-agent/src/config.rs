@@ -633,4 +633,16 @@ address = "localhost:7003"
             Quorum::AtLeast(2)
         );
     }
+
+    #[test]
+    fn the_shipped_example_is_a_valid_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = include_str!("../cluster.example.toml")
+            .replace("/etc/bully-agent/secret", "secret")
+            .replace("/var/lib/bully-agent", "data");
+        let settings = load(&write(dir.path(), &example)).unwrap();
+        assert_eq!(settings.members.len(), 3);
+        assert!(settings.members[2].1.is_ipv6());
+        assert_eq!(settings.listen, Some("127.0.0.1:9101".parse().unwrap()));
+    }
 }

@@ -15,7 +15,7 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bully_core::wire::{Auth, Codec, Incarnation, Key, KeyId};
 use bully_core::{Node, Quorum};
@@ -130,6 +130,13 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     };
 
     let shutdown = signals.watch();
+    // Set when the agent stops for an error after start-up (reported on exit).
+    let fatal = Arc::new(std::sync::Mutex::new(None));
+    tokio::spawn(watch_authentication(
+        view.clone(),
+        shutdown.clone(),
+        fatal.clone(),
+    ));
     let code = loop {
         let leadership = tokio::select! {
             biased;
@@ -146,6 +153,11 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
             Outcome::Ended => continue,
             Outcome::Shutdown => break 0,
             Outcome::Exit(code) => break code,
+            Outcome::Fatal(error) => {
+                tracing::error!("{error}");
+                *fatal.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(error);
+                break 1;
+            }
         }
     };
 
@@ -162,7 +174,54 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
         // Dropping the handle stops the node the same way, without waiting.
         Err(view) => drop(view),
     }
-    Ok(code)
+    match fatal
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .take()
+    {
+        Some(error) => Err(error),
+        None => Ok(code),
+    }
+}
+
+/// How many frames from members that fail authentication, with none accepted
+/// yet, make the agent give up: the secret is not the cluster's.
+pub const REFUSED_FRAMES_FOR_A_WRONG_SECRET: u64 = 5;
+
+/// Stops the agent with an error if the members' frames keep failing
+/// authentication before any is accepted: its secret differs from theirs, and it
+/// would otherwise run on, deaf and mute, for ever. Once one frame is accepted
+/// the secret is right, and this stops looking (later refusals are forgeries or
+/// a key rotation, counted in `/metrics`).
+async fn watch_authentication(
+    view: Arc<View>,
+    stop: CancellationToken,
+    error: Arc<std::sync::Mutex<Option<String>>>,
+) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        let Ok(stats) = view.stats().await else {
+            return;
+        };
+        let Some(wire) = stats.wire else { return };
+        if wire.accepted > 0 {
+            return;
+        }
+        if wire.bad_tag >= REFUSED_FRAMES_FOR_A_WRONG_SECRET {
+            let message = format!(
+                "{} frames from members failed authentication and none was accepted: \
+                 this node's secret is not the cluster's (check secret_file / secret_env)",
+                wire.bad_tag
+            );
+            tracing::error!("{message}");
+            *error.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(message);
+            stop.cancel();
+            return;
+        }
+    }
 }
 
 /// How one leadership ended for the command.
@@ -173,6 +232,8 @@ enum Outcome {
     Shutdown,
     /// The command exited under `on_exit = "exit"`.
     Exit(i32),
+    /// The agent cannot go on.
+    Fatal(String),
 }
 
 /// How one run of the command ended.
@@ -193,13 +254,25 @@ async fn lead(
 ) -> Outcome {
     let token = leadership.token();
     let policy = settings.child;
+    let wait = hand_over_wait(view, settings.lease_margin).await;
+    if !wait.is_zero() {
+        tracing::info!(
+            wait_ms = wait.as_millis(),
+            "leading: waiting for the previous leader's command to stop"
+        );
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Outcome::Shutdown,
+            () = leadership.ended() => return Outcome::Ended,
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
     loop {
         tracing::info!(token = %format_token(token), "leading: starting the command");
         let mut child = match Supervised::spawn(command, token, settings.cluster, policy.grace) {
             Ok(child) => child,
             Err(error) => {
-                tracing::error!(%error, "could not start the supervisor");
-                return Outcome::Exit(1);
+                return Outcome::Fatal(format!("cannot start the command's supervisor: {error}"));
             }
         };
         view.update_child(|status| {
@@ -272,6 +345,29 @@ async fn lead(
                 view.update_child(|status| status.restarts += 1);
             }
         }
+    }
+}
+
+/// How long a new leader waits before it starts the command, so that it never
+/// runs beside the previous leader's.
+///
+/// A leader that loses its leadership by its lease running out has stopped its
+/// command before then (the lease margin covers the grace period), and no member
+/// can be elected before then. But a leader that resigns (it yields to a higher
+/// member, steps down, or leaves) releases its followers' promises at once, and
+/// its command may still be in its grace period: the new leader waits until a
+/// lease margin has passed since it last heard the previous leader (whose command
+/// was told to stop before it resigned). After a crash that is long past, and the
+/// wait is zero. A leader that knows of no previous leader waits the whole margin.
+async fn hand_over_wait(view: &View, margin: Duration) -> Duration {
+    let Some(previous) = view.previous_leader() else {
+        return margin;
+    };
+    match view.handle.last_heard().await {
+        Ok(heard) => heard
+            .get(&previous)
+            .map_or(margin, |age| margin.saturating_sub(*age)),
+        Err(_) => margin,
     }
 }
 

@@ -19,18 +19,42 @@ pub struct View {
     members: Vec<(NodeId, SocketAddr)>,
     term: Arc<AtomicU64>,
     child: Mutex<ChildStatus>,
+    /// The last leader other than this node that this node accepted.
+    previous_leader: Arc<Mutex<Option<NodeId>>>,
 }
 
 impl View {
     /// A view of the node behind `handle`; `term` is the cell the persist
     /// callback raises ([`View::note_term`]).
     pub fn new(handle: Handle, members: Vec<(NodeId, SocketAddr)>, term: Arc<AtomicU64>) -> View {
+        let previous_leader = Arc::new(Mutex::new(None));
+        let mut leaders = handle.leader();
+        let id = handle.id();
+        let track = previous_leader.clone();
+        // Ends when the driver does (the watch closes).
+        tokio::spawn(async move {
+            while leaders.changed().await.is_ok() {
+                let leader = *leaders.borrow_and_update();
+                if let Some(leader) = leader.filter(|leader| leader.id != id) {
+                    *track.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(leader.id);
+                }
+            }
+        });
         View {
             handle,
             members,
             term,
             child: Mutex::new(ChildStatus::default()),
+            previous_leader,
         }
+    }
+
+    /// The last leader other than this node that this node accepted.
+    pub fn previous_leader(&self) -> Option<NodeId> {
+        *self
+            .previous_leader
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// A term the node persisted.

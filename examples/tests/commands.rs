@@ -133,8 +133,6 @@ fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
                 id.to_string(),
                 "--listen".to_owned(),
                 format!("127.0.0.1:{}", ports[id as usize - 1]),
-                "--secret".to_owned(),
-                "a test secret, long enough".to_owned(),
             ];
             for peer in (1..=3u64).filter(|&peer| peer != id) {
                 args.push("--peer".to_owned());
@@ -142,6 +140,7 @@ fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
             }
             let mut child = Command::new(env!("CARGO_BIN_EXE_node"))
                 .args(&args)
+                .env("BULLY_SECRET", "a test secret, long enough")
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()

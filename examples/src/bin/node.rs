@@ -34,10 +34,6 @@ struct Cli {
     /// Another member, as ID=ADDRESS; repeat for each.
     #[arg(long = "peer", value_parser = parse_peer, required = true)]
     peers: Vec<(NodeId, SocketAddr)>,
-    /// The shared secret that authenticates every frame (at least 16 bytes), the
-    /// same on every member.
-    #[arg(long, env = "BULLY_SECRET", hide_env_values = true)]
-    secret: Option<String>,
     /// Cluster id: frames of other clusters are refused.
     #[arg(long, default_value_t = 1)]
     cluster: u64,
@@ -88,11 +84,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         .with_leader_timeout(Duration::from_millis(cli.leader_timeout_ms));
     let node = Node::new(id, members.iter().copied(), config)?;
 
-    let secret = match &cli.secret {
-        Some(secret) if secret.len() >= MIN_KEY_LEN => secret.clone(),
+    // The secret comes from the environment only: on the command line `ps` would
+    // show it to every user.
+    let secret = match std::env::var("BULLY_SECRET").ok() {
+        Some(secret) if secret.len() >= MIN_KEY_LEN => secret,
         Some(_) => return Err(format!("the secret must be at least {MIN_KEY_LEN} bytes").into()),
         None => {
-            eprintln!("warning: no --secret or BULLY_SECRET given; using the public demo secret");
+            eprintln!("warning: BULLY_SECRET is not set; using the public demo secret");
             DEMO_SECRET.to_owned()
         }
     };

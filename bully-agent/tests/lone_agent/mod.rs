@@ -1,0 +1,121 @@
+//! One agent alone in its cluster (a quorum of one, so it leads at once): its
+//! configuration in a temporary directory, its process, its endpoint.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::net::{TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bully_agent::status::{Status, fetch};
+
+/// A configured, not yet started, agent.
+pub(crate) struct LoneAgent {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) config: PathBuf,
+    pub(crate) udp: u16,
+    pub(crate) endpoint: String,
+}
+
+/// The agent's process, killed if the test fails half-way.
+pub(crate) struct Running(pub(crate) Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl LoneAgent {
+    /// Node 4 of cluster 11, fast timings; `extra` is appended to the top level
+    /// (before any table) and `child` to the `[child]` table.
+    pub(crate) fn new(extra: &str, child: &str) -> LoneAgent {
+        let dir = tempfile::tempdir().unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let http = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            dir.path().join("secret"),
+            "lone agent secret, 32 bytes.....",
+        )
+        .unwrap();
+        let config = dir.path().join("cluster.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"cluster = 11
+id = 4
+data_dir = "data"
+secret_file = "secret"
+listen = "127.0.0.1:{http}"
+{extra}
+[timing]
+heartbeat_ms = 50
+leader_timeout_ms = 600
+max_message_delay_ms = 20
+[child]
+grace_ms = 200
+{child}
+[[members]]
+id = 4
+address = "127.0.0.1:{udp}"
+"#
+            ),
+        )
+        .unwrap();
+        LoneAgent {
+            dir,
+            config,
+            udp,
+            endpoint: format!("127.0.0.1:{http}"),
+        }
+    }
+
+    /// Starts `bully-agent run` with `sh -c script` as the command, its standard
+    /// output piped.
+    pub(crate) fn start(&self, script: &str) -> Running {
+        Running(
+            Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+                .args(["run", "--config"])
+                .arg(&self.config)
+                .args(["--", "sh", "-c", script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    /// Polls `/leader` until `check` accepts a status.
+    pub(crate) fn wait_for(&self, what: &str, mut check: impl FnMut(&Status) -> bool) -> Status {
+        let give_up = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(status) = fetch(&self.endpoint) {
+                if check(&status) {
+                    return status;
+                }
+            }
+            assert!(Instant::now() < give_up, "never saw: {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// An HTTP GET of `path` on the endpoint.
+    pub(crate) fn get(&self, path: &str) -> String {
+        ureq::get(&format!("http://{}{path}", self.endpoint))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+    }
+}

@@ -70,8 +70,10 @@ say "iptables backend: $IPT ($("$IPT" --version 2>/dev/null || echo unknown vers
 
 # --- the binary ---------------------------------------------------------------
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
-say "building bully-agent (debug; CI's test step has built it already)"
-cargo build -q -p bully-agent
+# The workspace's feature set, as CI's test step builds it: what that step
+# compiled is reused, only the binary's own profile is new.
+say "building bully-agent (debug)"
+cargo build -q --workspace --all-features --bin bully-agent
 AGENT="$PWD/$TARGET_DIR/debug/bully-agent"
 CHILD="$PWD/bully-agent/tests/support/child.sh"
 [ -x "$AGENT" ] || die "no binary at $AGENT"
@@ -308,4 +310,4 @@ done
 AGENT_PID=()
 say "agents stopped; analysing $LOG"
 
-BULLY_NETNS_RUN="$RUN" cargo test -q -p bully-agent --test netns -- --ignored --nocapture
+BULLY_NETNS_RUN="$RUN" cargo test -q --workspace --all-features --test netns -- --ignored --nocapture

@@ -276,8 +276,33 @@ fn parse_file(path: &Path) -> Result<File, ConfigError> {
     })?;
     toml::from_str(&text).map_err(|error| ConfigError::Parse {
         path: path.to_owned(),
-        message: error.to_string(),
+        message: one_line(&text, &error),
     })
+}
+
+/// The parser's message on one line: toml's own `Display` draws the offending
+/// line with a caret underneath, over several lines, and an error must be one
+/// line. The line number and the line's text take the drawing's place, except
+/// for an error about a whole table (a missing field), whose span is not one
+/// line: the message names the field then.
+fn one_line(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().replace('\n', " ");
+    let Some(span) = error.span() else {
+        return message;
+    };
+    let start = span.start.min(text.len());
+    let end = span.end.min(text.len());
+    // A missing field's span is empty or the whole table.
+    if start == end || text[start..end].trim_end().contains('\n') {
+        return message;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |at| start + at);
+    let number = text[..start].matches('\n').count() + 1;
+    format!(
+        "line {number}: {message} (at `{}`)",
+        text[line_start..line_end].trim()
+    )
 }
 
 fn field(field: &str, message: impl Into<String>) -> ConfigError {

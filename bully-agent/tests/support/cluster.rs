@@ -1,0 +1,684 @@
+//! A cluster of real `bully-agent` processes on 127.0.0.1, for the process tests.
+//!
+//! [`Cluster::start`] writes one configuration per node and a shared secret into
+//! a temporary directory, and starts `bully-agent run --config nodeN.toml -- bash
+//! child.sh child.log` for each node, every agent in a process group of its own
+//! (so a test can stop an agent with its supervisor, and `kill -9` them, as a
+//! group). Each agent's stdout and stderr go to `nodeN.log` in that directory
+//! (appended across restarts); [`Cluster::node_log`] reads it for failure
+//! messages. The children (`support/child.sh`) append to `child.log`, which
+//! [`Cluster::child_log`] parses.
+//!
+//! Ports are picked free at run time. With [`Options::relay`], every agent reaches
+//! its peers through the test's [`Relay`], so a test can cut links.
+//!
+//! Dropping a [`Cluster`] kills everything it started, whatever state the test
+//! left it in: the agents' process groups (agents and supervisors, even stopped
+//! ones) and the children's (each child leads its own group).
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bully_agent::status::Status;
+use bully_core::{Config, FencingToken, Quorum};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+use super::child_log::{ChildLog, Line};
+use super::relay::Relay;
+
+/// The agent binary under test.
+pub(crate) const AGENT: &str = env!("CARGO_BIN_EXE_bully-agent");
+
+/// The cluster id the tests use.
+pub(crate) const CLUSTER_ID: u64 = 7;
+
+/// The shared secret the tests use (32 bytes).
+pub(crate) const SECRET: &str = "process tests' 32-byte secret!!!";
+
+/// The test child script.
+pub(crate) fn child_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/child.sh")
+}
+
+/// Wall clock in milliseconds since the epoch: the clock `child.sh` stamps its
+/// lines with (`date +%s%3N`).
+pub(crate) fn now_millis() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    u64::try_from(since.as_millis()).expect("milliseconds fit in u64")
+}
+
+/// A UDP address on 127.0.0.1 that was free a moment ago (the OS picked it).
+pub(crate) fn free_udp_address() -> SocketAddr {
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind an ephemeral UDP port");
+    socket.local_addr().expect("its address")
+}
+
+/// A TCP address on 127.0.0.1 that was free a moment ago.
+pub(crate) fn free_tcp_address() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral TCP port");
+    listener.local_addr().expect("its address")
+}
+
+/// Whether nothing is bound on `address`, for UDP and for TCP (the agent binds
+/// its member address for UDP and its `listen` address for TCP).
+pub(crate) fn is_free(address: SocketAddr) -> bool {
+    UdpSocket::bind(address).is_ok() && TcpListener::bind(address).is_ok()
+}
+
+/// The agent's timings, as the `[timing]` and `[child]` tables of its
+/// configuration and as the `bully_core::Config` that states its failover bound.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timing {
+    /// `timing.heartbeat_ms`.
+    pub(crate) heartbeat_ms: u64,
+    /// `timing.leader_timeout_ms`.
+    pub(crate) leader_timeout_ms: u64,
+    /// `timing.max_message_delay_ms`.
+    pub(crate) max_message_delay_ms: u64,
+    /// `timing.max_processing_ms`.
+    pub(crate) max_processing_ms: u64,
+    /// `child.grace_ms`.
+    pub(crate) grace_ms: u64,
+    /// `child.restart_delay_ms`.
+    pub(crate) restart_delay_ms: u64,
+}
+
+impl Timing {
+    /// The contract's timings for fast tests (the lease margin defaults to
+    /// `grace_ms + 250` = 450 ms), with the agent's default processing time
+    /// written out, so that the bound the tests compute is the agent's.
+    pub(crate) const FAST: Timing = Timing {
+        heartbeat_ms: 50,
+        leader_timeout_ms: 600,
+        max_message_delay_ms: 20,
+        max_processing_ms: 20,
+        grace_ms: 200,
+        restart_delay_ms: 200,
+    };
+
+    /// The core configuration with the same timings and a majority quorum.
+    pub(crate) fn core_config(&self) -> Config {
+        Config::default()
+            .with_heartbeat_interval(Duration::from_millis(self.heartbeat_ms))
+            .with_leader_timeout(Duration::from_millis(self.leader_timeout_ms))
+            .with_max_message_delay(Duration::from_millis(self.max_message_delay_ms))
+            .with_max_processing_time(Duration::from_millis(self.max_processing_ms))
+            .with_quorum(Quorum::Majority)
+    }
+
+    /// The lease margin the agent takes by default: `child.grace_ms` + 250 ms
+    /// (its `KILL_ALLOWANCE`). A new leader that takes over from one that
+    /// resigned waits up to this long before it starts its child (the agent's
+    /// hand-over wait), so that the resigning leader's child is gone.
+    pub(crate) fn lease_margin(&self) -> Duration {
+        Duration::from_millis(self.grace_ms) + bully_agent::config::KILL_ALLOWANCE
+    }
+
+    /// `bully_core::Config::failover_bound` for `members` with these timings.
+    pub(crate) fn failover_bound(&self, members: usize) -> Duration {
+        self.core_config().failover_bound(members)
+    }
+
+    /// The `[timing]` and `[child]` tables.
+    pub(crate) fn toml(&self) -> String {
+        format!(
+            "[timing]\nheartbeat_ms = {}\nleader_timeout_ms = {}\nmax_message_delay_ms = {}\n\
+             max_processing_ms = {}\n\n\
+             [child]\ngrace_ms = {}\non_exit = \"restart\"\nrestart_delay_ms = {}\n",
+            self.heartbeat_ms,
+            self.leader_timeout_ms,
+            self.max_message_delay_ms,
+            self.max_processing_ms,
+            self.grace_ms,
+            self.restart_delay_ms
+        )
+    }
+}
+
+/// Another secret, as long, for the member [`Options::other_secret`] names.
+pub(crate) const OTHER_SECRET: &str = "a different 32-byte secret!!!!!!";
+
+/// One node's configuration file, as text. `members` maps every member id to
+/// the address this node uses for it (its own: the address it binds);
+/// `secret_file` is relative to the configuration's directory.
+pub(crate) fn node_config(
+    id: u64,
+    members: &BTreeMap<u64, SocketAddr>,
+    listen: Option<SocketAddr>,
+    timing: &Timing,
+    secret_file: &str,
+) -> String {
+    let mut text = format!(
+        "cluster = {CLUSTER_ID}\nid = {id}\ndata_dir = \"data/{id}\"\nsecret_file = \"{secret_file}\"\n\
+         algorithm = \"classic\"\nquorum = \"majority\"\npreemption = \"always\"\n"
+    );
+    if let Some(listen) = listen {
+        text.push_str(&format!("listen = \"{listen}\"\n"));
+    }
+    text.push('\n');
+    text.push_str(&timing.toml());
+    for (member, address) in members {
+        text.push_str(&format!(
+            "\n[[members]]\nid = {member}\naddress = \"{address}\"\n"
+        ));
+    }
+    text
+}
+
+/// How to build a [`Cluster`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options {
+    /// Members 1..=size.
+    pub(crate) size: u64,
+    /// The timings.
+    pub(crate) timing: Timing,
+    /// Route every peer link through a [`Relay`].
+    pub(crate) relay: bool,
+    /// A member configured with [`OTHER_SECRET`] instead of [`SECRET`].
+    pub(crate) other_secret: Option<u64>,
+}
+
+/// One member.
+#[derive(Debug)]
+struct Node {
+    /// Its real UDP address (it binds it).
+    udp: SocketAddr,
+    /// Its HTTP endpoint.
+    http: SocketAddr,
+    /// Its configuration file.
+    config: PathBuf,
+    /// Its agent's stdout and stderr.
+    log: PathBuf,
+    /// The running agent, if any.
+    process: Option<Child>,
+}
+
+/// A cluster of real agent processes; see the module docs.
+#[derive(Debug)]
+pub(crate) struct Cluster {
+    dir: tempfile::TempDir,
+    nodes: BTreeMap<u64, Node>,
+    child_log: PathBuf,
+    /// The process group of every agent ever spawned (its pid), for the cleanup.
+    groups: Vec<u32>,
+    relay: Option<Relay>,
+    timing: Timing,
+}
+
+impl Cluster {
+    /// Writes the files and starts every agent.
+    pub(crate) fn start(options: Options) -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("bully-agent-processes-")
+            .tempdir()
+            .expect("a temporary directory");
+        std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
+        std::fs::write(dir.path().join("other-secret"), OTHER_SECRET).expect("write a secret");
+        let ids: Vec<u64> = (1..=options.size).collect();
+        let udp: BTreeMap<u64, SocketAddr> =
+            ids.iter().map(|&id| (id, free_udp_address())).collect();
+        let relay = options.relay.then(|| Relay::start(&udp));
+        let mut nodes = BTreeMap::new();
+        for &id in &ids {
+            let members = ids
+                .iter()
+                .map(|&peer| {
+                    let address = match &relay {
+                        Some(relay) if peer != id => relay.address(id, peer),
+                        _ => udp[&peer],
+                    };
+                    (peer, address)
+                })
+                .collect();
+            let http = free_tcp_address();
+            let config = dir.path().join(format!("node{id}.toml"));
+            std::fs::write(
+                &config,
+                node_config(
+                    id,
+                    &members,
+                    Some(http),
+                    &options.timing,
+                    if options.other_secret == Some(id) {
+                        "other-secret"
+                    } else {
+                        "secret"
+                    },
+                ),
+            )
+            .expect("write a configuration");
+            nodes.insert(
+                id,
+                Node {
+                    udp: udp[&id],
+                    http,
+                    config,
+                    log: dir.path().join(format!("node{id}.log")),
+                    process: None,
+                },
+            );
+        }
+        let mut cluster = Cluster {
+            child_log: dir.path().join("child.log"),
+            dir,
+            nodes,
+            groups: Vec::new(),
+            relay,
+            timing: options.timing,
+        };
+        for id in ids {
+            cluster.spawn(id);
+        }
+        cluster
+    }
+
+    /// The temporary directory with the configurations and logs.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The member ids.
+    pub(crate) fn ids(&self) -> Vec<u64> {
+        self.nodes.keys().copied().collect()
+    }
+
+    /// The timings the agents run with.
+    pub(crate) fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// The relay, if the cluster was built with one.
+    pub(crate) fn relay(&self) -> &Relay {
+        self.relay
+            .as_ref()
+            .expect("the cluster was built without a relay")
+    }
+
+    fn node(&self, id: u64) -> &Node {
+        self.nodes
+            .get(&id)
+            .unwrap_or_else(|| panic!("no member {id}"))
+    }
+
+    fn node_mut(&mut self, id: u64) -> &mut Node {
+        self.nodes
+            .get_mut(&id)
+            .unwrap_or_else(|| panic!("no member {id}"))
+    }
+
+    /// Starts `id`'s agent (again), in a process group of its own.
+    pub(crate) fn spawn(&mut self, id: u64) {
+        use std::os::unix::process::CommandExt;
+        let child_log = self.child_log.clone();
+        let node = self.node_mut(id);
+        assert!(node.process.is_none(), "member {id}'s agent is running");
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&node.log)
+            .expect("open the agent's log");
+        let process = Command::new(AGENT)
+            .arg("run")
+            .arg("--config")
+            .arg(&node.config)
+            .args(["--log", "info", "--", "bash"])
+            .arg(child_script())
+            .arg(&child_log)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone the log's handle"))
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .expect("start bully-agent");
+        self.groups.push(process.id());
+        self.node_mut(id).process = Some(process);
+    }
+
+    /// `id`'s agent's pid (its process group too).
+    pub(crate) fn pid(&self, id: u64) -> u32 {
+        self.node(id)
+            .process
+            .as_ref()
+            .unwrap_or_else(|| panic!("member {id}'s agent is not running"))
+            .id()
+    }
+
+    /// Whether `id`'s agent has been started and not reaped.
+    pub(crate) fn is_running(&self, id: u64) -> bool {
+        self.node(id).process.is_some()
+    }
+
+    /// `id`'s UDP address (the real one, not the relay's).
+    pub(crate) fn udp_address(&self, id: u64) -> SocketAddr {
+        self.node(id).udp
+    }
+
+    /// `id`'s HTTP endpoint.
+    pub(crate) fn http_address(&self, id: u64) -> SocketAddr {
+        self.node(id).http
+    }
+
+    /// `id`'s configuration file.
+    pub(crate) fn config_path(&self, id: u64) -> &Path {
+        &self.node(id).config
+    }
+
+    /// `kill -9` of `id`'s agent process alone, as the OOM killer would: its
+    /// supervisor sees the pipe close and stops the child. Reaps the agent.
+    pub(crate) fn kill9(&mut self, id: u64) {
+        let node = self.node_mut(id);
+        let mut process = node
+            .process
+            .take()
+            .unwrap_or_else(|| panic!("member {id}'s agent is not running"));
+        kill(pid(process.id()), Signal::SIGKILL).expect("kill -9 the agent");
+        process.wait().expect("reap the agent");
+    }
+
+    /// `id`'s machine crashes: SIGKILL to its agent's process group (agent and
+    /// supervisor) and to the group of every child it started that still runs,
+    /// all at once, so nothing gets to stop anything. Reaps the agent.
+    pub(crate) fn crash(&mut self, id: u64) {
+        let dir = self.dir.path().to_string_lossy().into_owned();
+        let children: Vec<u32> = self
+            .child_log()
+            .intervals()
+            .iter()
+            .filter(|i| i.token.leader.0 == id)
+            .map(|i| i.pid)
+            .collect();
+        let running = processes();
+        let mut process = self
+            .node_mut(id)
+            .process
+            .take()
+            .unwrap_or_else(|| panic!("member {id}'s agent is not running"));
+        killpg(pid(process.id()), Signal::SIGKILL).expect("kill -9 the agent's group");
+        for child in children {
+            // Only a child of this cluster's (its pid may have been reused).
+            if running
+                .iter()
+                .any(|p| p.pid == child && p.cmdline.contains(&dir))
+            {
+                let _ = killpg(pid(child), Signal::SIGKILL);
+            }
+        }
+        process.wait().expect("reap the agent");
+    }
+
+    /// SIGTERM to `id`'s agent, as systemd's stop would send; waits for it to exit
+    /// (at most `timeout`) and returns its exit status.
+    pub(crate) fn terminate(&mut self, id: u64, timeout: Duration) -> ExitStatus {
+        let agent = self.pid(id);
+        kill(pid(agent), Signal::SIGTERM).expect("SIGTERM the agent");
+        match self.wait_exit(id, timeout) {
+            Some(status) => status,
+            None => panic!(
+                "member {id}'s agent did not exit within {timeout:?} of SIGTERM; its log:\n{}",
+                self.node_log(id)
+            ),
+        }
+    }
+
+    /// Waits up to `timeout` for `id`'s agent to exit on its own; reaps it.
+    pub(crate) fn wait_exit(&mut self, id: u64, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        let node = self.node_mut(id);
+        let process = node.process.as_mut()?;
+        loop {
+            if let Some(status) = process.try_wait().expect("poll the agent") {
+                node.process = None;
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGSTOP to `id`'s agent's process group (the agent and its supervisor).
+    pub(crate) fn stop_agent_group(&self, id: u64) {
+        killpg(pid(self.pid(id)), Signal::SIGSTOP).expect("SIGSTOP the agent's group");
+    }
+
+    /// SIGCONT to `id`'s agent's process group.
+    pub(crate) fn continue_agent_group(&self, id: u64) {
+        killpg(pid(self.pid(id)), Signal::SIGCONT).expect("SIGCONT the agent's group");
+    }
+
+    /// SIGSTOP to the process group `group` (a child's pid: it leads its group).
+    pub(crate) fn stop_group(&self, group: u32) {
+        killpg(pid(group), Signal::SIGSTOP).expect("SIGSTOP a process group");
+    }
+
+    /// SIGCONT to the process group `group`.
+    pub(crate) fn continue_group(&self, group: u32) {
+        killpg(pid(group), Signal::SIGCONT).expect("SIGCONT a process group");
+    }
+
+    /// The child log as it is now.
+    pub(crate) fn child_log(&self) -> ChildLog {
+        ChildLog::read(&self.child_log).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// The child log's path.
+    pub(crate) fn child_log_path(&self) -> &Path {
+        &self.child_log
+    }
+
+    /// What `id`'s agent has written to stdout and stderr so far.
+    pub(crate) fn node_log(&self, id: u64) -> String {
+        std::fs::read_to_string(&self.node(id).log).unwrap_or_default()
+    }
+
+    /// Every agent's log, for a failure message.
+    pub(crate) fn all_logs(&self) -> String {
+        let mut out = String::new();
+        for id in self.nodes.keys() {
+            let log = self.node_log(*id);
+            // The end of each is what explains a failure.
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            out.push_str(&format!("----- node {id} (last {} lines)\n", tail.len()));
+            for line in tail.into_iter().rev() {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out.push_str("----- child log\n");
+        out.push_str(&self.child_log().describe());
+        out
+    }
+
+    /// Waits up to `timeout` for a child to start under a token above `above`;
+    /// returns its `start` line. Panics with every log on a timeout.
+    pub(crate) fn wait_for_start_above(
+        &self,
+        above: Option<FencingToken>,
+        timeout: Duration,
+    ) -> Line {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.child_log().first_start_above(above) {
+                return line;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "no child started above {above:?} within {timeout:?}\n{}",
+                    self.all_logs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `id`'s `/leader` document, or `None` if the agent does not answer.
+    pub(crate) fn status(&self, id: u64) -> Option<Status> {
+        status(self.node(id).http)
+    }
+
+    /// Waits up to `timeout` until every running agent names the same leader,
+    /// that leader says it leads and its child runs; returns the leader's id.
+    pub(crate) fn wait_for_agreement(&self, timeout: Duration) -> u64 {
+        let running: Vec<u64> = self
+            .nodes
+            .iter()
+            .filter(|(_, node)| node.process.is_some())
+            .map(|(&id, _)| id)
+            .collect();
+        self.wait_for_agreement_among(&running, timeout)
+    }
+
+    /// [`Cluster::wait_for_agreement`] among `ids` only.
+    pub(crate) fn wait_for_agreement_among(&self, ids: &[u64], timeout: Duration) -> u64 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(leader) = self.agreed_leader(ids) {
+                return leader;
+            }
+            if Instant::now() >= deadline {
+                let statuses: Vec<String> = ids
+                    .iter()
+                    .map(|&id| format!("{id}: {:?}", self.status(id)))
+                    .collect();
+                panic!(
+                    "members {ids:?} did not agree on a leader within {timeout:?}:\n{}\n{}",
+                    statuses.join("\n"),
+                    self.all_logs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn agreed_leader(&self, ids: &[u64]) -> Option<u64> {
+        let mut leader = None;
+        for &id in ids {
+            let named = self.status(id)?.leader?;
+            if *leader.get_or_insert(named) != named {
+                return None;
+            }
+        }
+        let leader = leader?;
+        let status = self.status(leader)?;
+        let leads = status.role == "leader" && status.child.running;
+        leads.then_some(leader)
+    }
+
+    /// `id`'s `/metrics` (Prometheus text); panics if it does not answer.
+    pub(crate) fn metrics(&self, id: u64) -> String {
+        let url = format!("http://{}/metrics", self.node(id).http);
+        ureq::get(&url)
+            .call()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
+            .body_mut()
+            .read_to_string()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
+    }
+
+    /// Kills every process this cluster started: the agents' groups (agents and
+    /// supervisors), then every child (each leads its own group). Idempotent.
+    pub(crate) fn kill_all(&mut self) {
+        let dir = self.dir.path().to_string_lossy().into_owned();
+        // Only a group that still has one of ours in it: a reaped agent's pid may
+        // lead someone else's group by now.
+        let ours = |cmdline: &str| cmdline.contains(AGENT) || cmdline.contains(&dir);
+        let running = processes();
+        for &group in &self.groups {
+            if running.iter().any(|p| p.pgid == group && ours(&p.cmdline)) {
+                let _ = killpg(pid(group), Signal::SIGKILL);
+            }
+        }
+        for node in self.nodes.values_mut() {
+            if let Some(mut process) = node.process.take() {
+                let _ = process.kill();
+                let _ = process.wait();
+            }
+        }
+        // A child whose supervisor died with it is an orphan in its own group;
+        // its command line names the child log, inside this cluster's directory.
+        // Twice: one may have been starting while its agent was killed.
+        for _ in 0..2 {
+            for process in processes() {
+                if process.cmdline.contains(&dir) {
+                    let _ = killpg(pid(process.pgid), Signal::SIGKILL);
+                    let _ = kill(pid(process.pid), Signal::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.kill_all();
+        if std::thread::panicking() || std::env::var_os("BULLY_KEEP_TEST_DIR").is_some() {
+            // Leave the configurations and logs for a look.
+            let path = self.dir.path().to_owned();
+            eprintln!("process test files kept in {}", path.display());
+            let dir = std::mem::replace(
+                &mut self.dir,
+                tempfile::tempdir().expect("a temporary directory"),
+            );
+            let _ = dir.keep();
+        }
+    }
+}
+
+/// `id`'s `/leader` document, fetched as `bully-agent status` does, or `None` if
+/// the agent does not answer.
+pub(crate) fn status(endpoint: SocketAddr) -> Option<Status> {
+    bully_agent::status::fetch(&endpoint.to_string()).ok()
+}
+
+fn pid(pid: u32) -> Pid {
+    Pid::from_raw(i32::try_from(pid).expect("a pid fits in i32"))
+}
+
+/// A process as `/proc` shows it.
+#[derive(Debug)]
+pub(crate) struct Process {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its process group.
+    pub(crate) pgid: u32,
+    /// Its command line, arguments joined by spaces.
+    pub(crate) cmdline: String,
+}
+
+/// Every process on the machine, from `/proc` (those that exit while it is read
+/// are skipped).
+pub(crate) fn processes() -> Vec<Process> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|end| &stat[end + 1..]) else {
+            continue;
+        };
+        let Some(pgid) = after.split_whitespace().nth(2).and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+            .unwrap_or_default();
+        found.push(Process { pid, pgid, cmdline });
+    }
+    found
+}

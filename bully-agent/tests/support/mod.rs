@@ -1,0 +1,17 @@
+//! Shared by the process tests (`processes.rs`, `pause.rs`, `bad_config.rs`) and
+//! by any other test that runs real `bully-agent` processes:
+//!
+//! - `child.sh`: the command the agents run while they lead; it appends
+//!   `start|beat|stop TOKEN PID MILLIS` lines to one shared file.
+//! - [`child_log`]: parses that file and checks it (overlaps, token order, gaps,
+//!   writes a `FencingGuard` refuses).
+//! - [`cluster`]: configurations, a temporary directory, real agent processes
+//!   and the signals the tests send them; kills everything on drop.
+//! - [`relay`]: a UDP relay in the test process, to cut links without root.
+
+// Each test binary uses a part of the support code.
+#![allow(dead_code)]
+
+pub(crate) mod child_log;
+pub(crate) mod cluster;
+pub(crate) mod relay;

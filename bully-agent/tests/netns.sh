@@ -70,10 +70,11 @@ say "iptables backend: $IPT ($("$IPT" --version 2>/dev/null || echo unknown vers
 
 # --- the binary ---------------------------------------------------------------
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
-# The workspace's feature set, as CI's test step builds it: what that step
-# compiled is reused, only the binary's own profile is new.
-say "building bully-agent (debug)"
-cargo build -q --workspace --all-features --bin bully-agent
+# Built the way CI's test step builds it (the workspace's features, the test
+# profile), so nothing is compiled twice: the analysis below is that test
+# target, and its binary is the agent the namespaces run.
+say "building bully-agent (the test profile)"
+cargo test -q --workspace --all-features --test netns --no-run
 AGENT="$PWD/$TARGET_DIR/debug/bully-agent"
 CHILD="$PWD/bully-agent/tests/support/child.sh"
 [ -x "$AGENT" ] || die "no binary at $AGENT"

@@ -25,6 +25,7 @@ pub use udp::{UdpSetupError, UdpTransport};
 
 /// The wire format [`UdpTransport`] speaks: [`Codec`](wire::Codec), keys, cluster
 /// ids, incarnations (re-exported from `bully-core`, so no feature flag is needed).
+#[doc(no_inline)]
 pub use bully_core::wire;
 pub use watch::LeaderWatch;
 

@@ -92,6 +92,7 @@ pub use udp::{DatagramSocket, MAX_REFUSED_PER_RECV, UdpTransport};
 
 /// The wire format [`UdpTransport`] speaks: [`Codec`](wire::Codec), keys, cluster
 /// ids, incarnations (re-exported from `bully-core`, so no feature flag is needed).
+#[doc(no_inline)]
 pub use bully_core::wire;
 
 /// The `#[async_trait]` attribute [`Transport`] and [`DatagramSocket`] are

@@ -284,3 +284,175 @@ fn a_member_removed_after_answering_is_not_told_to_take_over() {
         "{sent:?}"
     );
 }
+
+/// Found by the quorum sweep past the seeds CI runs (`tests/quorum.rs`, classic,
+/// seed 16270, three members): a member restarted with its durable state never
+/// followed the leader a quorum had elected, and L1 failed for good.
+///
+/// Member 1 voted for 3's claim of term 2 and persisted `term 2, vote (2, 3)`.
+/// Every member crashed; 3 came back without state and, with 2, elected itself
+/// in term 1. Member 1 came back with its state. Its term (2) is above the
+/// leadership's (1), and `may_follow_older_term` refused to follow an older
+/// term's leader because of its vote in a later term for another candidate, so
+/// it dropped every heartbeat (`StaleLeader`); its probes found a quorum naming
+/// 3, higher than itself, so it never stood either. Nothing would ever move it:
+/// a leader and a member that name two different leaders forever.
+///
+/// The vote stood in the way only through its promise (a member acknowledging a
+/// heartbeat promises the leader not to vote against it, and must not do so
+/// while it still promises the candidate it voted for). That promise ended a
+/// follower lease after the vote, and a restart replaces it by a promise to
+/// nobody that ends a follower lease after the start.
+///
+/// Expected: once no promise binds it, the member follows (and acknowledges)
+/// the quorum's leader of the older term, whoever its later vote was for; its
+/// term and its vote stay where they were.
+#[test]
+fn a_member_whose_later_vote_no_longer_binds_follows_a_leader_of_an_older_term() {
+    use bully_core::{DurableState, Leader, Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    for candidate in [NodeId(3), NodeId(2)] {
+        let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+        let state = DurableState {
+            term: Term(2),
+            vote: Some((Term(2), candidate)),
+        };
+        node.restore(state);
+        let start = Instant::now();
+        node.start(start);
+        // 3 leads term 1 with 2 and sends a heartbeat round every interval; 1
+        // is driven as a driver would (its timers fire when they are due; its
+        // probes get no replies, so they conclude it may not stand).
+        let forgotten = start + config.follower_lease();
+        let mut first_ack = None;
+        let mut at = start;
+        for round in 1..=10 {
+            at += config.heartbeat_interval();
+            while let Some(due) = node.poll_timeout().filter(|&due| due <= at) {
+                node.handle_timeout(due);
+            }
+            node.handle_message(
+                at,
+                NodeId(3),
+                Message::Heartbeat {
+                    term: Term(1),
+                    round,
+                },
+            );
+            let acked = std::iter::from_fn(|| node.poll_transmit()).any(|transmit| {
+                transmit.to == NodeId(3)
+                    && transmit.message
+                        == Message::Ack {
+                            term: Term(1),
+                            round,
+                        }
+            });
+            if acked && first_ack.is_none() {
+                first_ack = Some(at);
+            }
+        }
+        assert_eq!(
+            node.leader(),
+            Some(Leader {
+                id: NodeId(3),
+                term: Term(1)
+            }),
+            "voted for {candidate} in term 2"
+        );
+        let first_ack = first_ack.expect("it acknowledges 3's rounds");
+        if candidate != NodeId(3) {
+            // Its promise to nobody after the restart covers the one its vote
+            // for 2 made: no acknowledgement for 3 before it ran out.
+            assert!(first_ack >= forgotten, "voted for {candidate} in term 2");
+        }
+        assert_eq!(node.durable_state(), state, "the term and vote stay");
+    }
+}
+
+/// The same, while the promise of the later vote still runs: the member does
+/// not follow (nor acknowledge) a leader of an older term than its vote for
+/// another candidate until that promise has run out.
+#[test]
+fn a_member_still_promised_to_a_later_candidate_does_not_follow_an_older_term() {
+    use bully_core::{Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    let now = Instant::now();
+    // 2 claims term 2 and 1 votes for it (it has promised nothing since it was
+    // created, so the vote is cast at once).
+    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
+    while node.poll_transmit().is_some() {}
+    // A heartbeat of 3's term-1 leadership: following it would promise 3 while
+    // the vote still promises 2.
+    let soon = now + config.follower_lease() / 2;
+    let heartbeat = Message::Heartbeat {
+        term: Term(1),
+        round: 1,
+    };
+    node.handle_message(soon, NodeId(3), heartbeat.clone());
+    assert_eq!(node.leader(), None);
+    assert!(
+        std::iter::from_fn(|| node.poll_transmit())
+            .all(|transmit| !matches!(transmit.message, Message::Ack { .. })),
+        "no acknowledgement while promised to 2"
+    );
+}
+
+/// The sweep's schedule itself (classic, seed 16270, members 1 to 3): after the
+/// faults stop, every live member names 3.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_16270_a_durable_restart_follows_the_leader_elected_without_it() {
+    use bully_core::Quorum;
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{self, Advance, Crash, Jitter, Restart, RestartDurable};
+    let ms = |micros: u64| Duration::from_micros(micros);
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(ms(269_418)),
+        Crash(n(2)),
+        Advance(ms(206_790)),
+        Crash(n(2)),
+        Advance(ms(166_917)),
+        Crash(n(1)),
+        Advance(ms(194_080)),
+        Crash(n(3)),
+        Advance(ms(392_722)),
+        Jitter(ms(19_698)),
+        Advance(ms(11_929)),
+        Jitter(ms(7_548)),
+        Advance(ms(167_107)),
+        Restart(n(2)),
+        Advance(ms(264_643)),
+        Crash(n(2)),
+        Advance(ms(33_291)),
+        Crash(n(3)),
+        Advance(ms(355_342)),
+        Restart(n(3)),
+        Advance(ms(278_795)),
+        RestartDurable(n(2)),
+        Advance(ms(307_991)),
+        RestartDurable(n(2)),
+        Advance(ms(127_519)),
+        Crash(n(1)),
+        Advance(ms(319_151)),
+        Jitter(ms(5_939)),
+        Advance(ms(381_191)),
+        RestartDurable(n(1)),
+        Advance(ms(219_192)),
+        Jitter(ms(8_267)),
+    ];
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut sim = Simulation::new(16270, (1..=3).map(NodeId), config).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+    }
+    let settle = sim.heal_and_settle();
+    assert_eq!(settle.leader, Some(NodeId(3)), "{settle:?}");
+    assert!(settle.within_bound(), "{settle:?}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}

@@ -37,7 +37,7 @@ impl Node {
             return;
         }
         let below_floor = self.highest.is_some_and(|highest| token <= highest);
-        if !below_floor && term < self.term && self.may_follow_older_term(from, term) {
+        if !below_floor && term < self.term && self.may_follow_older_term(now, from, term) {
             // A leaderless member whose own claim failed in a later term than this
             // leadership's: it follows rather than stand against a quorum's leader.
             self.accept(now, token);
@@ -136,16 +136,21 @@ impl Node {
 
     /// With a quorum: whether this node, leaderless and idle, may follow a leader
     /// of a term below its own. Acknowledging that leader's heartbeats promises
-    /// not to vote against it, which is sound only if this node voted for no
-    /// other member in a later term than the leader's (a vote for itself led
-    /// nowhere: it is idle). Terms never move back; the node just follows an
-    /// older leadership than its own term.
-    fn may_follow_older_term(&self, from: NodeId, term: Term) -> bool {
+    /// not to vote against it, which is sound only while no promise to another
+    /// candidate still binds this node: a vote for itself led nowhere (it is
+    /// idle), a vote for `from` promised `from` anyway, and a vote for another
+    /// member in a later term than the leader's bound it until its promise ran
+    /// out (`follower_lease` after the vote; after a restart, the promise to
+    /// nobody outlasts any made before). Terms never move back, and the vote
+    /// stays: the node just follows an older leadership than its own term.
+    /// (Without this, a member restarted with a vote in a later term than a
+    /// leadership elected while it was down would never follow it.)
+    fn may_follow_older_term(&self, now: Instant, from: NodeId, term: Term) -> bool {
+        let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now);
         self.may_follow_again(from)
-            && self
-                .gate
-                .vote
-                .is_none_or(|(voted, whom)| whom == self.id || voted <= term)
+            && self.gate.vote.is_none_or(|(voted, whom)| {
+                whom == self.id || whom == from || voted <= term || !promise_runs
+            })
     }
 
     /// With a quorum: whether this node, leaderless, idle, and not set on a claim

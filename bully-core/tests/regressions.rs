@@ -456,3 +456,188 @@ fn seed_16270_a_durable_restart_follows_the_leader_elected_without_it() {
     assert!(settle.within_bound(), "{settle:?}");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+/// Found by the quorum sweep (`tests/quorum.rs`, seed 85270, three members, every
+/// algorithm), once the case above was fixed: a member whose accepted fencing
+/// token is above the leadership a quorum elected can never follow it, and
+/// nothing told the leader.
+///
+/// 3 led term 2 with 1 and 2; 1 accepted `(2, 3)`. 2 and 3 crashed and came
+/// back without state, and 3 was elected with 2 in term 1. 1 stayed up: the
+/// token `(1, 3)` is below the `(2, 3)` it accepted, so it dropped every
+/// heartbeat (S3 forbids acting on it), and its probes, in term 2, found a
+/// quorum naming 3, above it, so it never stood. 3 answered the probes and
+/// changed nothing: no agreed leader, for good.
+///
+/// Expected: a leader probed by a voter in a later term than its leadership,
+/// which does not acknowledge its heartbeats, leads again in a term above the
+/// probe's (its followers vote for it at once: their promises are to it).
+/// A prober that acknowledges its rounds follows it, and changes nothing.
+#[test]
+fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_again_above_it() {
+    use bully_core::{Message, Quorum, Role};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    for one_follows in [false, true] {
+        let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
+        let start = Instant::now();
+        node.start(start);
+        // It probes before it stands: 1 and 2 follow nobody.
+        let probe_term = std::iter::from_fn(|| node.poll_transmit())
+            .find_map(|transmit| match transmit.message {
+                Message::Probe { term } => Some(term),
+                _ => None,
+            })
+            .expect("a probe before standing");
+        let reply = Message::ProbeReply {
+            term: probe_term,
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(start, NodeId(1), reply.clone());
+        node.handle_message(start, NodeId(2), reply);
+        // After its restart's promise to nobody it claims, and 2 votes.
+        let mut at = start + config.follower_lease() + Duration::from_millis(1);
+        node.handle_timeout(at);
+        let claim = std::iter::from_fn(|| node.poll_transmit())
+            .find_map(|transmit| match transmit.message {
+                Message::Coordinator { term } => Some(term),
+                _ => None,
+            })
+            .expect("a claim");
+        node.handle_message(
+            at,
+            NodeId(2),
+            Message::Ack {
+                term: claim,
+                round: 0,
+            },
+        );
+        assert_eq!(node.role(), Role::Leader);
+        // Rounds go out; 2 acknowledges each, 1 only if it follows.
+        for _ in 0..4 {
+            let rounds: Vec<u64> = std::iter::from_fn(|| node.poll_transmit())
+                .filter_map(|transmit| match transmit.message {
+                    Message::Heartbeat { round, .. } if transmit.to == NodeId(2) => Some(round),
+                    _ => None,
+                })
+                .collect();
+            for round in rounds {
+                let ack = Message::Ack { term: claim, round };
+                node.handle_message(at, NodeId(2), ack.clone());
+                if one_follows {
+                    node.handle_message(at, NodeId(1), ack);
+                }
+            }
+            at += config.heartbeat_interval();
+            node.handle_timeout(at);
+        }
+        while node.poll_transmit().is_some() {}
+        while node.poll_event().is_some() {}
+
+        // 1 probes in a term two above the leadership's.
+        let later = Term(claim.0 + 2);
+        node.handle_message(at, NodeId(1), Message::Probe { term: later });
+        let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+        let events: Vec<_> = std::iter::from_fn(|| node.poll_event()).collect();
+        let reclaim = Term(later.0 + 1);
+        if one_follows {
+            assert_eq!(node.role(), Role::Leader, "{events:?}");
+            assert_eq!(node.term(), claim);
+            assert_eq!(sent.len(), 1, "only the reply: {sent:?}");
+            continue;
+        }
+        assert!(
+            events.contains(&Event::SteppedDown { term: claim })
+                && events.contains(&Event::ElectionStarted { term: reclaim }),
+            "{events:?}"
+        );
+        for to in [NodeId(1), NodeId(2)] {
+            assert!(
+                sent.iter().any(|transmit| transmit.to == to
+                    && transmit.message == Message::Coordinator { term: reclaim }),
+                "a claim of term {reclaim} to {to}: {sent:?}"
+            );
+        }
+        assert!(sent.len() <= members.len(), "{sent:?}");
+        // 2 follows it, so its promise lets it vote: 3 leads again, above 1's term.
+        node.handle_message(
+            at,
+            NodeId(2),
+            Message::Ack {
+                term: reclaim,
+                round: 0,
+            },
+        );
+        assert_eq!(node.role(), Role::Leader);
+        assert_eq!(node.leader().map(|leader| leader.term), Some(reclaim));
+    }
+}
+
+/// The sweep's schedule itself (seed 85270, members 1 to 3, every algorithm):
+/// after the faults stop, every live member names 3.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_85270_a_member_fenced_above_an_amnesiac_leader_follows_it_again() {
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{
+        self, Advance, Crash, Jitter, Partition, Restart, RestartDurable, StartElection, StepDown,
+    };
+    use bully_core::{Algorithm, Quorum};
+    let ms = |micros: u64| Duration::from_micros(micros);
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(ms(390_523)),
+        Jitter(ms(21_123)),
+        Advance(ms(222_278)),
+        Crash(n(2)),
+        Advance(ms(354_486)),
+        Crash(n(3)),
+        Advance(ms(354_891)),
+        Jitter(ms(1_149)),
+        Advance(ms(312_664)),
+        Jitter(ms(7_545)),
+        Advance(ms(102_758)),
+        StepDown(n(1)),
+        Advance(ms(66_690)),
+        Partition {
+            mask: 8_161_131_876_616_712_056,
+        },
+        Advance(ms(207_167)),
+        Jitter(ms(34_267)),
+        Advance(ms(388_825)),
+        Jitter(ms(42_673)),
+        Advance(ms(322_956)),
+        Restart(n(3)),
+        Advance(ms(129_569)),
+        Restart(n(2)),
+        Advance(ms(313_779)),
+        RestartDurable(n(2)),
+        Advance(ms(55_770)),
+        Restart(n(1)),
+        Advance(ms(250_407)),
+        StepDown(n(2)),
+        Advance(ms(326_497)),
+        StartElection(n(3)),
+        Advance(ms(172_371)),
+        Jitter(ms(4_036)),
+    ];
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority);
+        let mut sim = Simulation::new(85270, (1..=3).map(NodeId), config).unwrap();
+        sim.start_all();
+        for action in &schedule {
+            sim.apply(action).unwrap();
+        }
+        let settle = sim.heal_and_settle();
+        assert_eq!(settle.leader, Some(NodeId(3)), "{algorithm:?}: {settle:?}");
+        assert!(settle.within_bound(), "{algorithm:?}: {settle:?}");
+        assert!(
+            sim.violations().is_empty(),
+            "{algorithm:?}: {:?}",
+            sim.violations()
+        );
+    }
+}

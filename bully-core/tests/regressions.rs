@@ -641,3 +641,147 @@ fn seed_85270_a_member_fenced_above_an_amnesiac_leader_follows_it_again() {
         );
     }
 }
+
+/// Found by the quorum sweep past 100,000 seeds (`tests/quorum.rs`, ring, seed
+/// 163459, seven members; the rule is the same under every algorithm): two
+/// leaders at once with a majority quorum.
+///
+/// 7 led term 3; 6 lost its link to 7 and, its probe backed by 1, 2 and 4 (a
+/// ring election of 2's had just made them drop 7), claimed term 5. 2, 3 and 4
+/// voted for 6, each promising 6 not to vote against it for a follower lease.
+/// Then 7's heartbeats of term 3 reached them again, and each went back to 7
+/// ("lost and back": the token `(3, 7)` is the highest they accepted) and
+/// acknowledged its rounds, renewing 7's lease, while their votes made 6's
+/// quorum: 6 became leader at 2.29 s with 7 still leading.
+///
+/// Expected: a member that voted for a claimant does not go back to the leader
+/// it lost while that vote's promise runs (the same rule as for following any
+/// leader of a term below a vote); once it has run out, it may.
+#[test]
+fn a_member_that_voted_for_a_claimant_does_not_go_back_to_its_lost_leader_while_it_promises() {
+    use bully_core::{Leader, Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    let start = Instant::now();
+    // 1 follows 3's leadership of term 1 and acknowledges it.
+    node.handle_message(
+        start,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 1,
+        },
+    );
+    assert_eq!(
+        node.leader().map(Leader::token).map(|token| token.leader),
+        Some(NodeId(3))
+    );
+    // Its heartbeats stop reaching 1: 1's leader timeout lets 3 go.
+    let mut now = start;
+    while node.leader().is_some() {
+        now = node.poll_timeout().expect("the leader timeout is armed");
+        node.handle_timeout(now);
+    }
+    while node.poll_transmit().is_some() {}
+    // 2 claims term 2, and 1 (whose promise to 3 ran out) votes for it.
+    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
+    while node.poll_transmit().is_some() {}
+    // 3's heartbeats come through again while the vote's promise to 2 runs.
+    let soon = now + Duration::from_millis(10);
+    node.handle_message(
+        soon,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 9,
+        },
+    );
+    let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+    assert_eq!(node.leader(), None, "back to 3 while promised to 2");
+    assert!(
+        sent.iter()
+            .all(|transmit| !matches!(transmit.message, Message::Ack { .. })),
+        "an acknowledgement renewing 3's lease: {sent:?}"
+    );
+    // Once that promise has run out, going back to 3 is safe.
+    let later = now + config.follower_lease() + Duration::from_millis(1);
+    node.handle_message(
+        later,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 13,
+        },
+    );
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+    assert!(
+        std::iter::from_fn(|| node.poll_transmit()).any(|transmit| transmit.to == NodeId(3)
+            && transmit.message
+                == Message::Ack {
+                    term: Term(1),
+                    round: 13
+                })
+    );
+}
+
+/// The sweep's schedule itself (ring, seed 163459, members 1 to 7; its restarts
+/// of members that were up, which do nothing, left out): no two leaders at any
+/// moment, and 7 leads once the faults stop.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_163459_voters_for_a_claimant_do_not_renew_the_lease_of_the_leader_they_lost() {
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{
+        self, Advance, Cut, CutBoth, Jitter, Loss, StartElection,
+    };
+    use bully_core::{Algorithm, Quorum};
+    let us = Duration::from_micros;
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(us(189_609)),
+        StartElection(n(7)),
+        Advance(us(155_732)),
+        Cut {
+            from: n(1),
+            to: n(4),
+        },
+        Advance(us(393_430)),
+        Advance(us(335_004)),
+        CutBoth { a: n(5), b: n(4) },
+        Advance(us(357_599)),
+        CutBoth { a: n(7), b: n(6) },
+        Advance(us(3_676)),
+        Advance(us(101_889)),
+        Jitter(us(8_088)),
+        Advance(us(62_174)),
+        Loss(6),
+        Advance(us(151_439)),
+        StartElection(n(2)),
+        Advance(us(178_027)),
+        Advance(us(27_227)),
+        Advance(us(32_126)),
+        Advance(us(211_124)),
+        Jitter(us(8_034)),
+        Advance(us(56_432)),
+        Advance(us(156_615)),
+    ];
+    let config = Config::default()
+        .with_algorithm(Algorithm::Ring)
+        .with_quorum(Quorum::Majority);
+    let mut sim = Simulation::new(163459, (1..=7).map(NodeId), config).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+        assert!(
+            sim.violations().is_empty(),
+            "after {action:?}: {:?}",
+            sim.violations()
+        );
+    }
+    let settle = sim.heal_and_settle();
+    assert_eq!(settle.leader, Some(NodeId(7)), "{settle:?}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    assert_eq!(sim.overlapping_leaderships(), 0);
+}

@@ -233,6 +233,12 @@ impl Members {
         })
     }
 
+    /// The latest heartbeat round of the current leadership `id` acknowledged
+    /// (0: none yet).
+    pub(crate) fn acked_round(&self, id: NodeId) -> u64 {
+        self.acked_round.get(&id).copied().unwrap_or(0)
+    }
+
     // ----- membership changes -----
 
     /// Adds a member; `false` if it already is one.

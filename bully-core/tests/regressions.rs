@@ -284,3 +284,504 @@ fn a_member_removed_after_answering_is_not_told_to_take_over() {
         "{sent:?}"
     );
 }
+
+/// Found by the quorum sweep past the seeds CI runs (`tests/quorum.rs`, classic,
+/// seed 16270, three members): a member restarted with its durable state never
+/// followed the leader a quorum had elected, and L1 failed for good.
+///
+/// Member 1 voted for 3's claim of term 2 and persisted `term 2, vote (2, 3)`.
+/// Every member crashed; 3 came back without state and, with 2, elected itself
+/// in term 1. Member 1 came back with its state. Its term (2) is above the
+/// leadership's (1), and `may_follow_older_term` refused to follow an older
+/// term's leader because of its vote in a later term for another candidate, so
+/// it dropped every heartbeat (`StaleLeader`); its probes found a quorum naming
+/// 3, higher than itself, so it never stood either. Nothing would ever move it:
+/// a leader and a member that name two different leaders forever.
+///
+/// The vote stood in the way only through its promise (a member acknowledging a
+/// heartbeat promises the leader not to vote against it, and must not do so
+/// while it still promises the candidate it voted for). That promise ended a
+/// follower lease after the vote, and a restart replaces it by a promise to
+/// nobody that ends a follower lease after the start.
+///
+/// Expected: once no promise binds it, the member follows (and acknowledges)
+/// the quorum's leader of the older term, whoever its later vote was for; its
+/// term and its vote stay where they were.
+#[test]
+fn a_member_whose_later_vote_no_longer_binds_follows_a_leader_of_an_older_term() {
+    use bully_core::{DurableState, Leader, Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    for candidate in [NodeId(3), NodeId(2)] {
+        let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+        let state = DurableState {
+            term: Term(2),
+            vote: Some((Term(2), candidate)),
+        };
+        node.restore(state);
+        let start = Instant::now();
+        node.start(start);
+        // 3 leads term 1 with 2 and sends a heartbeat round every interval; 1
+        // is driven as a driver would (its timers fire when they are due; its
+        // probes get no replies, so they conclude it may not stand).
+        let forgotten = start + config.follower_lease();
+        let mut first_ack = None;
+        let mut at = start;
+        for round in 1..=10 {
+            at += config.heartbeat_interval();
+            while let Some(due) = node.poll_timeout().filter(|&due| due <= at) {
+                node.handle_timeout(due);
+            }
+            node.handle_message(
+                at,
+                NodeId(3),
+                Message::Heartbeat {
+                    term: Term(1),
+                    round,
+                },
+            );
+            let acked = std::iter::from_fn(|| node.poll_transmit()).any(|transmit| {
+                transmit.to == NodeId(3)
+                    && transmit.message
+                        == Message::Ack {
+                            term: Term(1),
+                            round,
+                        }
+            });
+            if acked && first_ack.is_none() {
+                first_ack = Some(at);
+            }
+        }
+        assert_eq!(
+            node.leader(),
+            Some(Leader {
+                id: NodeId(3),
+                term: Term(1)
+            }),
+            "voted for {candidate} in term 2"
+        );
+        let first_ack = first_ack.expect("it acknowledges 3's rounds");
+        if candidate != NodeId(3) {
+            // Its promise to nobody after the restart covers the one its vote
+            // for 2 made: no acknowledgement for 3 before it ran out.
+            assert!(first_ack >= forgotten, "voted for {candidate} in term 2");
+        }
+        assert_eq!(node.durable_state(), state, "the term and vote stay");
+    }
+}
+
+/// The same, while the promise of the later vote still runs: the member does
+/// not follow (nor acknowledge) a leader of an older term than its vote for
+/// another candidate until that promise has run out.
+#[test]
+fn a_member_still_promised_to_a_later_candidate_does_not_follow_an_older_term() {
+    use bully_core::{Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    let now = Instant::now();
+    // 2 claims term 2 and 1 votes for it (it has promised nothing since it was
+    // created, so the vote is cast at once).
+    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
+    while node.poll_transmit().is_some() {}
+    // A heartbeat of 3's term-1 leadership: following it would promise 3 while
+    // the vote still promises 2.
+    let soon = now + config.follower_lease() / 2;
+    let heartbeat = Message::Heartbeat {
+        term: Term(1),
+        round: 1,
+    };
+    node.handle_message(soon, NodeId(3), heartbeat.clone());
+    assert_eq!(node.leader(), None);
+    assert!(
+        std::iter::from_fn(|| node.poll_transmit())
+            .all(|transmit| !matches!(transmit.message, Message::Ack { .. })),
+        "no acknowledgement while promised to 2"
+    );
+}
+
+/// The sweep's schedule itself (classic, seed 16270, members 1 to 3): after the
+/// faults stop, every live member names 3.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_16270_a_durable_restart_follows_the_leader_elected_without_it() {
+    use bully_core::Quorum;
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{self, Advance, Crash, Jitter, Restart, RestartDurable};
+    let ms = |micros: u64| Duration::from_micros(micros);
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(ms(269_418)),
+        Crash(n(2)),
+        Advance(ms(206_790)),
+        Crash(n(2)),
+        Advance(ms(166_917)),
+        Crash(n(1)),
+        Advance(ms(194_080)),
+        Crash(n(3)),
+        Advance(ms(392_722)),
+        Jitter(ms(19_698)),
+        Advance(ms(11_929)),
+        Jitter(ms(7_548)),
+        Advance(ms(167_107)),
+        Restart(n(2)),
+        Advance(ms(264_643)),
+        Crash(n(2)),
+        Advance(ms(33_291)),
+        Crash(n(3)),
+        Advance(ms(355_342)),
+        Restart(n(3)),
+        Advance(ms(278_795)),
+        RestartDurable(n(2)),
+        Advance(ms(307_991)),
+        RestartDurable(n(2)),
+        Advance(ms(127_519)),
+        Crash(n(1)),
+        Advance(ms(319_151)),
+        Jitter(ms(5_939)),
+        Advance(ms(381_191)),
+        RestartDurable(n(1)),
+        Advance(ms(219_192)),
+        Jitter(ms(8_267)),
+    ];
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut sim = Simulation::new(16270, (1..=3).map(NodeId), config).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+    }
+    let settle = sim.heal_and_settle();
+    assert_eq!(settle.leader, Some(NodeId(3)), "{settle:?}");
+    assert!(settle.within_bound(), "{settle:?}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+/// Found by the quorum sweep (`tests/quorum.rs`, seed 85270, three members, every
+/// algorithm), once the case above was fixed: a member whose accepted fencing
+/// token is above the leadership a quorum elected can never follow it, and
+/// nothing told the leader.
+///
+/// 3 led term 2 with 1 and 2; 1 accepted `(2, 3)`. 2 and 3 crashed and came
+/// back without state, and 3 was elected with 2 in term 1. 1 stayed up: the
+/// token `(1, 3)` is below the `(2, 3)` it accepted, so it dropped every
+/// heartbeat (S3 forbids acting on it), and its probes, in term 2, found a
+/// quorum naming 3, above it, so it never stood. 3 answered the probes and
+/// changed nothing: no agreed leader, for good.
+///
+/// Expected: a leader probed by a voter in a later term than its leadership,
+/// which does not acknowledge its heartbeats, leads again in a term above the
+/// probe's (its followers vote for it at once: their promises are to it).
+/// A prober that acknowledges its rounds follows it, and changes nothing.
+#[test]
+fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_again_above_it() {
+    use bully_core::{Message, Quorum, Role};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    for one_follows in [false, true] {
+        let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
+        let start = Instant::now();
+        node.start(start);
+        // It probes before it stands: 1 and 2 follow nobody.
+        let probe_term = std::iter::from_fn(|| node.poll_transmit())
+            .find_map(|transmit| match transmit.message {
+                Message::Probe { term } => Some(term),
+                _ => None,
+            })
+            .expect("a probe before standing");
+        let reply = Message::ProbeReply {
+            term: probe_term,
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(start, NodeId(1), reply.clone());
+        node.handle_message(start, NodeId(2), reply);
+        // After its restart's promise to nobody it claims, and 2 votes.
+        let mut at = start + config.follower_lease() + Duration::from_millis(1);
+        node.handle_timeout(at);
+        let claim = std::iter::from_fn(|| node.poll_transmit())
+            .find_map(|transmit| match transmit.message {
+                Message::Coordinator { term } => Some(term),
+                _ => None,
+            })
+            .expect("a claim");
+        node.handle_message(
+            at,
+            NodeId(2),
+            Message::Ack {
+                term: claim,
+                round: 0,
+            },
+        );
+        assert_eq!(node.role(), Role::Leader);
+        // Rounds go out; 2 acknowledges each, 1 only if it follows.
+        for _ in 0..4 {
+            let rounds: Vec<u64> = std::iter::from_fn(|| node.poll_transmit())
+                .filter_map(|transmit| match transmit.message {
+                    Message::Heartbeat { round, .. } if transmit.to == NodeId(2) => Some(round),
+                    _ => None,
+                })
+                .collect();
+            for round in rounds {
+                let ack = Message::Ack { term: claim, round };
+                node.handle_message(at, NodeId(2), ack.clone());
+                if one_follows {
+                    node.handle_message(at, NodeId(1), ack);
+                }
+            }
+            at += config.heartbeat_interval();
+            node.handle_timeout(at);
+        }
+        while node.poll_transmit().is_some() {}
+        while node.poll_event().is_some() {}
+
+        // 1 probes in a term two above the leadership's.
+        let later = Term(claim.0 + 2);
+        node.handle_message(at, NodeId(1), Message::Probe { term: later });
+        let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+        let events: Vec<_> = std::iter::from_fn(|| node.poll_event()).collect();
+        let reclaim = Term(later.0 + 1);
+        if one_follows {
+            assert_eq!(node.role(), Role::Leader, "{events:?}");
+            assert_eq!(node.term(), claim);
+            assert_eq!(sent.len(), 1, "only the reply: {sent:?}");
+            continue;
+        }
+        assert!(
+            events.contains(&Event::SteppedDown { term: claim })
+                && events.contains(&Event::ElectionStarted { term: reclaim }),
+            "{events:?}"
+        );
+        for to in [NodeId(1), NodeId(2)] {
+            assert!(
+                sent.iter().any(|transmit| transmit.to == to
+                    && transmit.message == Message::Coordinator { term: reclaim }),
+                "a claim of term {reclaim} to {to}: {sent:?}"
+            );
+        }
+        assert!(sent.len() <= members.len(), "{sent:?}");
+        // 2 follows it, so its promise lets it vote: 3 leads again, above 1's term.
+        node.handle_message(
+            at,
+            NodeId(2),
+            Message::Ack {
+                term: reclaim,
+                round: 0,
+            },
+        );
+        assert_eq!(node.role(), Role::Leader);
+        assert_eq!(node.leader().map(|leader| leader.term), Some(reclaim));
+    }
+}
+
+/// The sweep's schedule itself (seed 85270, members 1 to 3, every algorithm):
+/// after the faults stop, every live member names 3.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_85270_a_member_fenced_above_an_amnesiac_leader_follows_it_again() {
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{
+        self, Advance, Crash, Jitter, Partition, Restart, RestartDurable, StartElection, StepDown,
+    };
+    use bully_core::{Algorithm, Quorum};
+    let ms = |micros: u64| Duration::from_micros(micros);
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(ms(390_523)),
+        Jitter(ms(21_123)),
+        Advance(ms(222_278)),
+        Crash(n(2)),
+        Advance(ms(354_486)),
+        Crash(n(3)),
+        Advance(ms(354_891)),
+        Jitter(ms(1_149)),
+        Advance(ms(312_664)),
+        Jitter(ms(7_545)),
+        Advance(ms(102_758)),
+        StepDown(n(1)),
+        Advance(ms(66_690)),
+        Partition {
+            mask: 8_161_131_876_616_712_056,
+        },
+        Advance(ms(207_167)),
+        Jitter(ms(34_267)),
+        Advance(ms(388_825)),
+        Jitter(ms(42_673)),
+        Advance(ms(322_956)),
+        Restart(n(3)),
+        Advance(ms(129_569)),
+        Restart(n(2)),
+        Advance(ms(313_779)),
+        RestartDurable(n(2)),
+        Advance(ms(55_770)),
+        Restart(n(1)),
+        Advance(ms(250_407)),
+        StepDown(n(2)),
+        Advance(ms(326_497)),
+        StartElection(n(3)),
+        Advance(ms(172_371)),
+        Jitter(ms(4_036)),
+    ];
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority);
+        let mut sim = Simulation::new(85270, (1..=3).map(NodeId), config).unwrap();
+        sim.start_all();
+        for action in &schedule {
+            sim.apply(action).unwrap();
+        }
+        let settle = sim.heal_and_settle();
+        assert_eq!(settle.leader, Some(NodeId(3)), "{algorithm:?}: {settle:?}");
+        assert!(settle.within_bound(), "{algorithm:?}: {settle:?}");
+        assert!(
+            sim.violations().is_empty(),
+            "{algorithm:?}: {:?}",
+            sim.violations()
+        );
+    }
+}
+
+/// Found by the quorum sweep past 100,000 seeds (`tests/quorum.rs`, ring, seed
+/// 163459, seven members; the rule is the same under every algorithm): two
+/// leaders at once with a majority quorum.
+///
+/// 7 led term 3; 6 lost its link to 7 and, its probe backed by 1, 2 and 4 (a
+/// ring election of 2's had just made them drop 7), claimed term 5. 2, 3 and 4
+/// voted for 6, each promising 6 not to vote against it for a follower lease.
+/// Then 7's heartbeats of term 3 reached them again, and each went back to 7
+/// ("lost and back": the token `(3, 7)` is the highest they accepted) and
+/// acknowledged its rounds, renewing 7's lease, while their votes made 6's
+/// quorum: 6 became leader at 2.29 s with 7 still leading.
+///
+/// Expected: a member that voted for a claimant does not go back to the leader
+/// it lost while that vote's promise runs (the same rule as for following any
+/// leader of a term below a vote); once it has run out, it may.
+#[test]
+fn a_member_that_voted_for_a_claimant_does_not_go_back_to_its_lost_leader_while_it_promises() {
+    use bully_core::{Leader, Message, Quorum};
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    let start = Instant::now();
+    // 1 follows 3's leadership of term 1 and acknowledges it.
+    node.handle_message(
+        start,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 1,
+        },
+    );
+    assert_eq!(
+        node.leader().map(Leader::token).map(|token| token.leader),
+        Some(NodeId(3))
+    );
+    // Its heartbeats stop reaching 1: 1's leader timeout lets 3 go.
+    let mut now = start;
+    while node.leader().is_some() {
+        now = node.poll_timeout().expect("the leader timeout is armed");
+        node.handle_timeout(now);
+    }
+    while node.poll_transmit().is_some() {}
+    // 2 claims term 2, and 1 (whose promise to 3 ran out) votes for it.
+    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
+    while node.poll_transmit().is_some() {}
+    // 3's heartbeats come through again while the vote's promise to 2 runs.
+    let soon = now + Duration::from_millis(10);
+    node.handle_message(
+        soon,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 9,
+        },
+    );
+    let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+    assert_eq!(node.leader(), None, "back to 3 while promised to 2");
+    assert!(
+        sent.iter()
+            .all(|transmit| !matches!(transmit.message, Message::Ack { .. })),
+        "an acknowledgement renewing 3's lease: {sent:?}"
+    );
+    // Once that promise has run out, going back to 3 is safe.
+    let later = now + config.follower_lease() + Duration::from_millis(1);
+    node.handle_message(
+        later,
+        NodeId(3),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 13,
+        },
+    );
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+    assert!(
+        std::iter::from_fn(|| node.poll_transmit()).any(|transmit| transmit.to == NodeId(3)
+            && transmit.message
+                == Message::Ack {
+                    term: Term(1),
+                    round: 13
+                })
+    );
+}
+
+/// The sweep's schedule itself (ring, seed 163459, members 1 to 7; its restarts
+/// of members that were up, which do nothing, left out): no two leaders at any
+/// moment, and 7 leads once the faults stop.
+#[cfg(feature = "sim")]
+#[test]
+fn seed_163459_voters_for_a_claimant_do_not_renew_the_lease_of_the_leader_they_lost() {
+    use bully_core::sim::Simulation;
+    use bully_core::sim::chaos::Action::{
+        self, Advance, Cut, CutBoth, Jitter, Loss, StartElection,
+    };
+    use bully_core::{Algorithm, Quorum};
+    let us = Duration::from_micros;
+    let n = |id| NodeId(id);
+    let schedule: Vec<Action> = vec![
+        Advance(us(189_609)),
+        StartElection(n(7)),
+        Advance(us(155_732)),
+        Cut {
+            from: n(1),
+            to: n(4),
+        },
+        Advance(us(393_430)),
+        Advance(us(335_004)),
+        CutBoth { a: n(5), b: n(4) },
+        Advance(us(357_599)),
+        CutBoth { a: n(7), b: n(6) },
+        Advance(us(3_676)),
+        Advance(us(101_889)),
+        Jitter(us(8_088)),
+        Advance(us(62_174)),
+        Loss(6),
+        Advance(us(151_439)),
+        StartElection(n(2)),
+        Advance(us(178_027)),
+        Advance(us(27_227)),
+        Advance(us(32_126)),
+        Advance(us(211_124)),
+        Jitter(us(8_034)),
+        Advance(us(56_432)),
+        Advance(us(156_615)),
+    ];
+    let config = Config::default()
+        .with_algorithm(Algorithm::Ring)
+        .with_quorum(Quorum::Majority);
+    let mut sim = Simulation::new(163459, (1..=7).map(NodeId), config).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+        assert!(
+            sim.violations().is_empty(),
+            "after {action:?}: {:?}",
+            sim.violations()
+        );
+    }
+    let settle = sim.heal_and_settle();
+    assert_eq!(settle.leader, Some(NodeId(7)), "{settle:?}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    assert_eq!(sim.overlapping_leaderships(), 0);
+}

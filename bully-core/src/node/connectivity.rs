@@ -31,6 +31,13 @@
 //! - **Do not hold a lower leader back.** A member that does not reach a quorum
 //!   follows (and votes for) a lower leader instead of preempting it.
 //!
+//! - **Lead above a member that cannot follow.** A probe changes nothing at
+//!   the members it reaches, except at a leader probed by a voter in a later
+//!   term than its leadership that does not acknowledge its heartbeats: that
+//!   member may have accepted a higher token than this leadership's (the
+//!   leader restarted without its state), which it will never follow, so the
+//!   leader leads again in a term above the probe's.
+//!
 //! So the highest member that reaches a quorum leads: a higher one that cannot
 //! neither answers nor preempts, a lower one is answered by it, and nobody who
 //! cannot win moves a term.
@@ -235,7 +242,8 @@ impl Node {
         self.conclude_probe_if_complete(now);
     }
 
-    /// `Probe` from `from`: say which leader this node hears, changing nothing.
+    /// `Probe` from `from`: say which leader this node hears, changing nothing;
+    /// unless this node leads and the prober can never follow it (below).
     pub(super) fn on_probe(&mut self, now: Instant, from: NodeId, term: Term) {
         let leader = self.heard_leader(now);
         self.send(
@@ -248,6 +256,32 @@ impl Node {
                 cut_off: self.known_unconnected(now),
             },
         );
+        if self.is_left_behind_by(from, term) {
+            // The prober is in a later term than this leadership and does not
+            // acknowledge it: the fencing token it accepted may be above this
+            // leadership's (this leader restarted without its state and was
+            // elected in a lower term than before), and then it can never follow
+            // this leadership, nor stand against it (its probes name this
+            // leader). Lead again in a term above the prober's; the followers'
+            // promises are to this node, so they vote for it at once.
+            self.begin_election(now, self.term.max(term).next());
+        }
+    }
+
+    /// Whether this node leads in a term below `term`, a probe's from `from`, and
+    /// `from`, a voter, has not acknowledged its latest heartbeat rounds.
+    fn is_left_behind_by(&self, from: NodeId, term: Term) -> bool {
+        let Some(led) = self.leadership_term() else {
+            return false;
+        };
+        // A follower acknowledges every round within a round trip: one that
+        // acknowledged none of the last two rounds does not follow this
+        // leadership.
+        let acked = self.members.acked_round(from);
+        term > led
+            && self.quorum().is_some()
+            && self.members.is_voter(from)
+            && acked.saturating_add(2) < self.round
     }
 
     /// The leader this node heard within the last leader timeout: itself if it

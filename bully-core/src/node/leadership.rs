@@ -29,7 +29,8 @@ impl Node {
             }
             return;
         }
-        let lost_and_back = self.highest == Some(token) && self.may_follow_again(from);
+        let lost_and_back =
+            self.highest == Some(token) && self.may_follow_older_term(now, from, term);
         if lost_and_back {
             // The leader this node stopped hearing, and did not replace (a probe
             // found it still led a quorum): follow it again.
@@ -37,7 +38,7 @@ impl Node {
             return;
         }
         let below_floor = self.highest.is_some_and(|highest| token <= highest);
-        if !below_floor && term < self.term && self.may_follow_older_term(from, term) {
+        if !below_floor && term < self.term && self.may_follow_older_term(now, from, term) {
             // A leaderless member whose own claim failed in a later term than this
             // leadership's: it follows rather than stand against a quorum's leader.
             self.accept(now, token);
@@ -135,17 +136,28 @@ impl Node {
     }
 
     /// With a quorum: whether this node, leaderless and idle, may follow a leader
-    /// of a term below its own. Acknowledging that leader's heartbeats promises
-    /// not to vote against it, which is sound only if this node voted for no
-    /// other member in a later term than the leader's (a vote for itself led
-    /// nowhere: it is idle). Terms never move back; the node just follows an
-    /// older leadership than its own term.
-    fn may_follow_older_term(&self, from: NodeId, term: Term) -> bool {
+    /// of a term below its own, or follow again the leader it lost (whose term is
+    /// below its own once it voted in a later one). Acknowledging that leader's
+    /// heartbeats promises not to vote against it, which is sound only while no
+    /// promise to another candidate still binds this node: a vote for itself
+    /// led nowhere (it is idle), a vote for `from` promised `from` anyway, and a
+    /// vote for another member in a later term than the leader's binds it until
+    /// its promise runs out (`follower_lease` after the vote; after a restart,
+    /// the promise to nobody outlasts any made before). Terms never move back,
+    /// and the vote stays: the node just follows an older leadership than its
+    /// own term.
+    ///
+    /// (Without the promise's end, a member restarted with a vote in a later
+    /// term than a leadership elected while it was down would never follow it;
+    /// without the vote, a member that voted for a claimant could go back to the
+    /// leader it lost and renew that leader's lease while its vote makes the
+    /// claimant's quorum: two leaders at once.)
+    fn may_follow_older_term(&self, now: Instant, from: NodeId, term: Term) -> bool {
+        let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now);
         self.may_follow_again(from)
-            && self
-                .gate
-                .vote
-                .is_none_or(|(voted, whom)| whom == self.id || voted <= term)
+            && self.gate.vote.is_none_or(|(voted, whom)| {
+                whom == self.id || whom == from || voted <= term || !promise_runs
+            })
     }
 
     /// With a quorum: whether this node, leaderless, idle, and not set on a claim

@@ -83,13 +83,23 @@ address = "127.0.0.1:{udp}"
     /// Starts `bully-agent run` with `sh -c script` as the command, its standard
     /// output piped.
     pub(crate) fn start(&self, script: &str) -> Running {
+        self.spawn(script, Stdio::null())
+    }
+
+    /// [`LoneAgent::start`], with the agent's standard error piped as well.
+    pub(crate) fn start_capturing_stderr(&self, script: &str) -> Running {
+        self.spawn(script, Stdio::piped())
+    }
+
+    fn spawn(&self, script: &str, stderr: Stdio) -> Running {
         Running(
             Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+                .current_dir(self.dir.path())
                 .args(["run", "--config"])
                 .arg(&self.config)
                 .args(["--", "sh", "-c", script])
                 .stdout(Stdio::piped())
-                .stderr(Stdio::null())
+                .stderr(stderr)
                 .spawn()
                 .unwrap(),
         )

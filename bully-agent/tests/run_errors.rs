@@ -1,0 +1,69 @@
+//! What the agent says and does about trouble after it started: a warning when
+//! the quorum is turned off, and a state file it can no longer write, which stops
+//! it before it sends what depends on that state.
+
+mod lone_agent;
+
+use std::io::Read;
+
+use bully_agent::run::EXIT_STATE_WRITE_FAILED;
+use lone_agent::LoneAgent;
+
+#[test]
+fn turning_the_quorum_off_is_warned_about_at_start() {
+    let lone = LoneAgent::new("quorum = \"none\"", "on_exit = \"exit\"");
+    let mut agent = lone.start_capturing_stderr("exit 0");
+    let status = agent.0.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the command's status, under on_exit = exit"
+    );
+    let mut stderr = String::new();
+    agent
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("WARN")
+            && stderr.contains("quorum = \"none\"")
+            && stderr.contains("two copies"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_state_file_that_can_no_longer_be_written_stops_the_agent() {
+    // The command exits once `trigger` exists; the node steps down and, alone,
+    // is elected again in the next term: a new term to persist. By then the
+    // temporary file the state is written through is a directory, so the write
+    // fails (as a full disk would), whoever runs the test.
+    let lone = LoneAgent::new("", "on_exit = \"step-down\"");
+    let mut agent =
+        lone.start_capturing_stderr("echo up; while [ ! -e trigger ]; do sleep 0.05; done; exit 3");
+    lone.wait_for("the command running", |status| status.child.running);
+    std::fs::create_dir(lone.dir.path().join("data/state.json.tmp")).unwrap();
+    let term_before = std::fs::read_to_string(lone.dir.path().join("data/state.json")).unwrap();
+    std::fs::write(lone.dir.path().join("trigger"), b"").unwrap();
+
+    let status = agent.0.wait().unwrap();
+    assert_eq!(status.code(), Some(EXIT_STATE_WRITE_FAILED));
+    let mut stderr = String::new();
+    agent
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("error: ") && stderr.contains("state.json.tmp"),
+        "{stderr}"
+    );
+    // The state on disk is the last one written whole.
+    let term_after = std::fs::read_to_string(lone.dir.path().join("data/state.json")).unwrap();
+    assert_eq!(term_before, term_after);
+}

@@ -446,6 +446,15 @@ impl Config {
         self
     }
 
+    /// The margin before the end of its lease at which a leader's work should
+    /// stop when the application names none ([`Node::may_work_until`](crate::Node::may_work_until)):
+    /// a quarter of the leader's lease, which leaves the steady state's renewals
+    /// (a heartbeat interval and a round trip apart) room while giving the work
+    /// that much time to notice.
+    pub fn default_lease_margin(&self) -> Duration {
+        self.leader_lease() / 4
+    }
+
     /// The resign delay (see [`Config::with_resign_delay`]).
     pub fn resign_delay(&self) -> Duration {
         self.resign_delay

@@ -10,7 +10,6 @@ use bully_core::{CommandError, DurableState, Event, Message, Node, NodeId};
 use crate::change::ChangeError;
 use crate::events::Hub;
 use crate::handle::DriverStats;
-use crate::leadership;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, back_off, mpsc};
 use crate::transport::Transport;
 use crate::watch::Publisher;
@@ -268,7 +267,7 @@ impl<T: Transport> Driver<T> {
     /// it), then transmits, then events (the leader before them), then the
     /// timeout, which the loop reads.
     fn flush(&mut self, now: Instant) {
-        let open = leadership::open_until(&self.node, now, self.lease_margin);
+        let open = self.node.may_work_until(now, self.lease_margin);
         self.leader.publish_leadership(open.map(|(token, _)| token));
         self.guard = open.and_then(|(_, until)| until);
         if let Some(persist) = &mut self.persist {

@@ -11,7 +11,7 @@ use crate::change::ChangeError;
 use crate::driver::{Driver, DriverInbox, Input, Persist, receive};
 use crate::error::DriverError;
 use crate::events::{Events, Hub};
-use crate::leadership::{self, Leadership};
+use crate::leadership::Leadership;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering, lock, mpsc, thread};
 use crate::transport::Transport;
 use crate::watch::LeaderWatch;
@@ -180,7 +180,7 @@ impl Builder {
         };
         let lease_margin = self
             .lease_margin
-            .unwrap_or_else(|| leadership::default_margin(&node));
+            .unwrap_or_else(|| node.config().default_lease_margin());
         let driver = Driver {
             lease_margin,
             guard: None,

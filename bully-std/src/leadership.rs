@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use bully_core::{FencingToken, Node, Quorum, Role};
+use bully_core::FencingToken;
 
 use crate::sync::{Arc, AtomicBool, Ordering, lock, wait_timeout};
 use crate::watch::Cell;
@@ -82,29 +82,4 @@ impl Leadership {
             state = wait_timeout(&self.cell.changed, state, left);
         }
     }
-}
-
-/// The default lease margin: a quarter of the leader's lease, which leaves the
-/// steady state's renewals (a heartbeat interval and a round trip apart) room
-/// while giving the work that much time to notice the flag.
-pub(crate) fn default_margin(node: &Node) -> Duration {
-    node.config().leader_lease() / 4
-}
-
-/// Whether `node` may work as leader at `now`: its fencing token, and the instant
-/// the permission ends (`None`: only when the leadership does, without a quorum).
-pub(crate) fn open_until(
-    node: &Node,
-    now: Instant,
-    margin: Duration,
-) -> Option<(FencingToken, Option<Instant>)> {
-    let leader = node.leader().filter(|leader| leader.id == node.id())?;
-    if node.role() != Role::Leader {
-        return None;
-    }
-    if node.config().quorum() == Quorum::None {
-        return Some((leader.token(), None));
-    }
-    let until = node.exclusive_until()?.checked_sub(margin)?;
-    (now < until).then_some((leader.token(), Some(until)))
 }

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::change::ChangeError;
-use crate::leadership::{self, Leadership, Leaderships};
+use crate::leadership::{Leadership, Leaderships};
 use crate::transport::{Transport, TransportError};
 
 /// How many events a slow [`Handle::events`] subscriber may fall behind before it
@@ -190,7 +190,7 @@ impl Builder {
         let id = node.id();
         let margin = self
             .lease_margin
-            .unwrap_or_else(|| leadership::default_margin(&node));
+            .unwrap_or_else(|| node.config().default_lease_margin());
         let (command_tx, command_rx) = mpsc::channel(16);
         let (leader_tx, leader_rx) = watch::channel(None);
         let (event_tx, event_rx) = broadcast::channel(EVENT_CAPACITY);

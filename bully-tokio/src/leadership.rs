@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{FencingToken, Node, Quorum, Role};
+use bully_core::{FencingToken, Node};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -135,7 +135,7 @@ impl Leaderships {
     /// Brings the published leadership in line with `node` at `now`; returns the
     /// instant at which the current one must end unless the lease is renewed.
     pub(crate) fn update(&mut self, node: &Node, now: Instant) -> Option<Instant> {
-        let open = open_until(node, now, self.margin);
+        let open = node.may_work_until(now, self.margin);
         let token = open.map(|(token, _)| token);
         let current = self
             .publish
@@ -179,29 +179,4 @@ impl Drop for Leaderships {
     fn drop(&mut self) {
         self.end();
     }
-}
-
-/// The default lease margin: a quarter of the leader's lease, which leaves the
-/// steady state's renewals (a heartbeat interval and a round trip apart) room
-/// while giving the work that much time to notice the signal.
-pub(crate) fn default_margin(node: &Node) -> Duration {
-    node.config().leader_lease() / 4
-}
-
-/// Whether `node` may work as leader at `now`: its fencing token, and the instant
-/// the permission ends (`None`: only when the leadership does, without a quorum).
-pub(crate) fn open_until(
-    node: &Node,
-    now: Instant,
-    margin: Duration,
-) -> Option<(FencingToken, Option<Instant>)> {
-    let leader = node.leader().filter(|leader| leader.id == node.id())?;
-    if node.role() != Role::Leader {
-        return None;
-    }
-    if node.config().quorum() == Quorum::None {
-        return Some((leader.token(), None));
-    }
-    let until = node.exclusive_until()?.checked_sub(margin)?;
-    (now < until).then_some((leader.token(), Some(until)))
 }

@@ -14,7 +14,7 @@ use crate::watch::Cell;
 ///
 /// The flag is raised as soon as the node stops leading, or, with a quorum, as
 /// soon as its guarantee of exclusive leadership is about to lapse: the driver
-/// arms its own deadline at [`Node::exclusive_until`] minus the lease margin
+/// arms its own deadline at [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus the lease margin
 /// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
 /// a quorum renews the lease. So, under a quorum, work that stops within the
 /// margin stops before any other member can be elected. Without a quorum there is

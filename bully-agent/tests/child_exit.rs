@@ -1,12 +1,12 @@
 //! What the agent does when its command exits by itself while it leads, under
 //! each `child.on_exit` policy: run it again, step down, or leave with its status.
 
-mod lone_agent;
+mod support;
 
 use std::io::{BufRead, BufReader};
 
 use bully_agent::token::parse_token;
-use lone_agent::LoneAgent;
+use support::lone::LoneAgent;
 
 /// Prints its token, then exits with status 3 at once.
 const EXITS_AT_ONCE: &str = "echo \"$BULLY_FENCING_TOKEN\"; exit 3";

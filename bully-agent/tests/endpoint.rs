@@ -2,7 +2,7 @@
 //! `/leader`, `/healthz`, `/metrics` and `bully-agent status`; then SIGTERM stops
 //! its command before the agent leaves with status 0.
 
-mod lone_agent;
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use bully_agent::status::Status;
 use bully_agent::token::parse_token;
-use lone_agent::LoneAgent;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use support::lone::LoneAgent;
 
 #[test]
 fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {

@@ -2,31 +2,21 @@
 //! the quorum is turned off, and a state file it can no longer write, which stops
 //! it before it sends what depends on that state.
 
-mod lone_agent;
-
-use std::io::Read;
+mod support;
 
 use bully_agent::run::EXIT_STATE_WRITE_FAILED;
-use lone_agent::LoneAgent;
+use support::lone::LoneAgent;
 
 #[test]
 fn turning_the_quorum_off_is_warned_about_at_start() {
     let lone = LoneAgent::new("quorum = \"none\"", "on_exit = \"exit\"");
     let mut agent = lone.start_capturing_stderr("exit 0");
-    let status = agent.0.wait().unwrap();
+    let (status, stderr) = agent.wait_with_stderr();
     assert_eq!(
         status.code(),
         Some(0),
         "the command's status, under on_exit = exit"
     );
-    let mut stderr = String::new();
-    agent
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
     assert!(
         stderr.contains("WARN")
             && stderr.contains("quorum = \"none\"")
@@ -49,16 +39,8 @@ fn a_state_file_that_can_no_longer_be_written_stops_the_agent() {
     let term_before = std::fs::read_to_string(lone.dir.path().join("data/state.json")).unwrap();
     std::fs::write(lone.dir.path().join("trigger"), b"").unwrap();
 
-    let status = agent.0.wait().unwrap();
+    let (status, stderr) = agent.wait_with_stderr();
     assert_eq!(status.code(), Some(EXIT_STATE_WRITE_FAILED));
-    let mut stderr = String::new();
-    agent
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
     assert!(
         stderr.contains("error: ") && stderr.contains("state.json.tmp"),
         "{stderr}"

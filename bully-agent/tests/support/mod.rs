@@ -8,10 +8,13 @@
 //! - [`cluster`]: configurations, a temporary directory, real agent processes
 //!   and the signals the tests send them; kills everything on drop.
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
+//! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the
+//!   endpoint, `on_exit` and run-time error tests).
 
 // Each test binary uses a part of the support code.
 #![allow(dead_code)]
 
 pub(crate) mod child_log;
 pub(crate) mod cluster;
+pub(crate) mod lone;
 pub(crate) mod relay;

@@ -1,14 +1,14 @@
 //! One agent alone in its cluster (a quorum of one, so it leads at once): its
 //! configuration in a temporary directory, its process, its endpoint.
 
-#![allow(dead_code)] // each test file uses its own part
-
-use std::net::{TcpListener, UdpSocket};
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use bully_agent::status::{Status, fetch};
+
+use super::cluster::{AGENT, free_tcp_address, free_udp_address};
 
 /// A configured, not yet started, agent.
 pub(crate) struct LoneAgent {
@@ -20,6 +20,19 @@ pub(crate) struct LoneAgent {
 
 /// The agent's process, killed if the test fails half-way.
 pub(crate) struct Running(pub(crate) Child);
+
+impl Running {
+    /// Waits for the agent to leave; its status, and what it wrote to standard
+    /// error (started with [`LoneAgent::start_capturing_stderr`]).
+    pub(crate) fn wait_with_stderr(&mut self) -> (ExitStatus, String) {
+        let status = self.0.wait().unwrap();
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.0.stderr.take() {
+            pipe.read_to_string(&mut stderr).unwrap();
+        }
+        (status, stderr)
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -33,16 +46,8 @@ impl LoneAgent {
     /// (before any table) and `child` to the `[child]` table.
     pub(crate) fn new(extra: &str, child: &str) -> LoneAgent {
         let dir = tempfile::tempdir().unwrap();
-        let udp = UdpSocket::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let http = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let udp = free_udp_address().port();
+        let http = free_tcp_address().port();
         std::fs::write(
             dir.path().join("secret"),
             "lone agent secret, 32 bytes.....",
@@ -93,7 +98,7 @@ address = "127.0.0.1:{udp}"
 
     fn spawn(&self, script: &str, stderr: Stdio) -> Running {
         Running(
-            Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+            Command::new(AGENT)
                 .current_dir(self.dir.path())
                 .args(["run", "--config"])
                 .arg(&self.config)

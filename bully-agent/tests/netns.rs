@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::child_log::{ChildLog, Interval, Overlap, format_token};
+use support::child_log::{ChildLog, Interval, Overlap, coverage, format_token};
 
 /// What the agent adds before a child writes its `start` line: fork and exec of
 /// the supervisor and of the shell, on a loaded two-core CI machine.
@@ -91,35 +91,6 @@ fn parse_scenario(number: usize, text: &str) -> Result<Scenario, String> {
         return Err(format!("timeline line {number}: times out of order"));
     }
     Ok(scenario)
-}
-
-/// How much of `[from, to)` the intervals that `keep` selects cover, and the
-/// longest stretch they leave uncovered (milliseconds).
-fn coverage(
-    intervals: &[Interval],
-    keep: impl Fn(&Interval) -> bool,
-    from: u64,
-    to: u64,
-) -> (u64, u64) {
-    let mut spans: Vec<(u64, u64)> = intervals
-        .iter()
-        .filter(|interval| keep(interval))
-        .map(|interval| (interval.start_millis.max(from), interval.end_millis.min(to)))
-        .filter(|(start, end)| start < end)
-        .collect();
-    spans.sort_unstable();
-    let (mut covered, mut longest_gap, mut reached) = (0, 0, from);
-    for (start, end) in spans {
-        if start > reached {
-            longest_gap = longest_gap.max(start - reached);
-        }
-        if end > reached {
-            covered += end - start.max(reached);
-            reached = end;
-        }
-    }
-    longest_gap = longest_gap.max(to.saturating_sub(reached));
-    (covered, longest_gap)
 }
 
 /// What one fault measured (milliseconds of wall time, from the children's

@@ -1,20 +1,21 @@
 //! The shared child log of the process tests: parse it, and check it.
 //!
 //! Every child the agents start (`support/child.sh`) appends
-//! `start|beat|stop TOKEN PID MILLIS` lines to one file. The lines come in one
+//! `start|beat|term|stop TOKEN PID MILLIS` lines to one file. The lines come in one
 //! total order, the file's (O_APPEND on one machine), so the order of the lines
 //! is the order in which the writes happened, whatever the clocks say; the
 //! `MILLIS` stamps (read just before each write) only measure durations.
 //!
 //! What the tests check on it:
-//! - [`ChildLog::overlaps`]: a `start`/`beat` of token B between the `start` of
-//!   token A's child and that child's last line, for A != B. Zero means the child
-//!   ran on at most one node at any instant (judged by the file's order, not by
-//!   clocks).
+//! - [`ChildLog::overlaps`]: a `start`/`beat`/`term` line of one child between
+//!   the `start` of another child (another token, or another process of the
+//!   same token) and that child's last line. Zero means at most one child ran at
+//!   any instant (judged by the file's order, not by clocks).
 //! - [`ChildLog::token_regressions`]: every new leadership's child carries a token
 //!   higher than all before it.
-//! - [`ChildLog::longest_gap`]: the longest stretch of wall time, inside a
-//!   window, during which no child ran (measured from the stamps).
+//! - [`ChildLog::longest_gap`] and [`coverage`]: the longest stretch of wall
+//!   time, inside a window, during which no child (or none of those selected)
+//!   ran, and how much of it they covered (measured from the stamps).
 //! - [`ChildLog::fenced_writes`]: every line treated as a write to a store that
 //!   checks tokens with [`bully_core::FencingGuard`], in file order; the writes it
 //!   refuses.
@@ -31,6 +32,9 @@ pub(crate) enum Kind {
     Start,
     /// The child is running (every 50 ms).
     Beat,
+    /// The child was asked to stop (SIGTERM) and takes its time to finish (it
+    /// goes on writing `beat` lines until its `stop`).
+    Term,
     /// The child was asked to stop (SIGTERM) and is leaving.
     Stop,
 }
@@ -167,6 +171,7 @@ impl ChildLog {
             let kind = match kind {
                 "start" => Kind::Start,
                 "beat" => Kind::Beat,
+                "term" => Kind::Term,
                 "stop" => Kind::Stop,
                 _ => return Err(error("unknown kind")),
             };
@@ -232,9 +237,11 @@ impl ChildLog {
         orphans
     }
 
-    /// The `start`/`beat` lines of one token written while a child of another
-    /// token was between its first and its last line: each is an instant at
-    /// which two leaderships' children ran at once.
+    /// Every `start`/`beat`/`term` line written while another child was between
+    /// its first and its last line, paired with that child (one pair per child
+    /// it fell inside): each is an instant at which two children ran at once.
+    /// Another child is another token's, or another process of the same token
+    /// (the agent restarts a command only after the last one exited).
     pub(crate) fn overlaps(&self) -> Vec<Overlap> {
         let intervals = self.intervals();
         let mut overlaps = Vec::new();
@@ -242,10 +249,11 @@ impl ChildLog {
             if line.kind == Kind::Stop {
                 continue;
             }
-            if let Some(during) = intervals
-                .iter()
-                .find(|i| i.token != line.token && i.first < line.index && line.index < i.last)
-            {
+            for during in intervals.iter().filter(|i| {
+                (i.token, i.pid) != (line.token, line.pid)
+                    && i.first < line.index
+                    && line.index < i.last
+            }) {
                 overlaps.push(Overlap {
                     line: *line,
                     during: *during,
@@ -312,22 +320,7 @@ impl ChildLog {
     /// so pass the `until` of a moment the log has lines for (for example the
     /// start of the child a test waited for).
     pub(crate) fn longest_gap(&self, from: u64, until: u64) -> u64 {
-        let mut covered: Vec<(u64, u64)> = self
-            .intervals()
-            .iter()
-            .map(|i| (i.start_millis.max(from), i.end_millis.min(until)))
-            .filter(|(start, end)| start <= end)
-            .collect();
-        covered.sort_unstable();
-        let mut longest = 0;
-        let mut reached = from;
-        for (start, end) in covered {
-            if start > reached {
-                longest = longest.max(start - reached);
-            }
-            reached = reached.max(end);
-        }
-        longest.max(until.saturating_sub(reached))
+        coverage(&self.intervals(), |_| true, from, until).1
     }
 
     /// Feeds every line, in file order, as a write under its token to a store
@@ -362,6 +355,37 @@ impl ChildLog {
         }
         out
     }
+}
+
+/// How much of `[from, to]` (stamps, ms) the intervals that `keep` selects
+/// cover, and the longest stretch they leave uncovered. A child runs from its
+/// `start` stamp to its last line's stamp; one that wrote a single line ran at
+/// that instant, which splits a stretch without a child in two.
+pub(crate) fn coverage(
+    intervals: &[Interval],
+    keep: impl Fn(&Interval) -> bool,
+    from: u64,
+    to: u64,
+) -> (u64, u64) {
+    let mut spans: Vec<(u64, u64)> = intervals
+        .iter()
+        .filter(|interval| keep(interval))
+        .map(|interval| (interval.start_millis.max(from), interval.end_millis.min(to)))
+        .filter(|(start, end)| start <= end)
+        .collect();
+    spans.sort_unstable();
+    let (mut covered, mut longest_gap, mut reached) = (0, 0, from);
+    for (start, end) in spans {
+        if start > reached {
+            longest_gap = longest_gap.max(start - reached);
+        }
+        if end > reached {
+            covered += end - start.max(reached);
+        }
+        reached = reached.max(end);
+    }
+    longest_gap = longest_gap.max(to.saturating_sub(reached));
+    (covered, longest_gap)
 }
 
 #[cfg(test)]
@@ -459,6 +483,86 @@ mod tests {
         let regressions = log.token_regressions();
         assert_eq!(regressions.len(), 1);
         assert_eq!(regressions[0].token, token(2, 5));
+    }
+
+    #[test]
+    fn a_slow_stop_keeps_the_child_running_until_its_last_line() {
+        // 5's child is told to stop at 1_100 and takes 150 ms; 4's child starts
+        // at 1_200, before 5's child wrote its last line: an overlap.
+        let text = [
+            line("start", 2, 5, 100, 1_000),
+            line("term", 2, 5, 100, 1_100),
+            line("beat", 2, 5, 100, 1_150),
+            line("start", 3, 4, 200, 1_200),
+            line("stop", 2, 5, 100, 1_250),
+        ]
+        .concat();
+        let log = ChildLog::parse(&text).unwrap();
+        assert_eq!(log.lines()[1].kind, Kind::Term);
+        let intervals = log.intervals();
+        assert_eq!((intervals[0].last, intervals[0].end_millis), (4, 1_250));
+        assert!(intervals[0].stopped);
+        let at: Vec<usize> = log.overlaps().iter().map(|o| o.line.index).collect();
+        assert_eq!(at, [3], "4's start, inside 5's slow stop");
+        assert!(log.fenced_writes().iter().any(|l| l.index == 4));
+    }
+
+    #[test]
+    fn two_processes_of_one_token_at_once_overlap() {
+        // The same leadership's command restarted while the first still ran.
+        let text = [
+            line("start", 3, 4, 200, 1_000),
+            line("start", 3, 4, 201, 1_100),
+            line("beat", 3, 4, 200, 1_150),
+            line("beat", 3, 4, 201, 1_200),
+        ]
+        .concat();
+        let log = ChildLog::parse(&text).unwrap();
+        let pairs: Vec<(usize, u32)> = log
+            .overlaps()
+            .iter()
+            .map(|o| (o.line.index, o.during.pid))
+            .collect();
+        assert_eq!(pairs, [(1, 200), (2, 201)]);
+        assert!(log.token_regressions().is_empty());
+    }
+
+    #[test]
+    fn a_line_inside_two_children_is_reported_with_each() {
+        let text = [
+            line("start", 2, 5, 100, 1_000),
+            line("start", 3, 4, 200, 1_100),
+            line("start", 4, 3, 300, 1_200),
+            line("beat", 2, 5, 100, 1_300),
+            line("beat", 3, 4, 200, 1_400),
+        ]
+        .concat();
+        let log = ChildLog::parse(&text).unwrap();
+        let inside: Vec<u32> = log
+            .overlaps()
+            .iter()
+            .filter(|o| o.line.index == 2)
+            .map(|o| o.during.pid)
+            .collect();
+        assert_eq!(inside, [100, 200]);
+    }
+
+    #[test]
+    fn coverage_counts_only_the_selected_children() {
+        let text = [
+            line("start", 2, 5, 100, 1_000),
+            line("stop", 2, 5, 100, 1_100),
+            line("start", 3, 4, 200, 1_900),
+            line("beat", 3, 4, 200, 1_950),
+        ]
+        .concat();
+        let intervals = ChildLog::parse(&text).unwrap().intervals();
+        assert_eq!(coverage(&intervals, |_| true, 1_000, 2_000), (150, 800));
+        assert_eq!(
+            coverage(&intervals, |i| i.token.leader.0 == 4, 1_000, 2_000),
+            (50, 900)
+        );
+        assert_eq!(coverage(&intervals, |_| false, 1_000, 2_000), (0, 1_000));
     }
 
     #[test]

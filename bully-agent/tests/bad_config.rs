@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use support::child_log::ChildLog;
 use support::cluster::{
-    AGENT, Cluster, Options, SECRET, Timing, child_script, free_tcp_address, free_udp_address,
-    is_free, node_config, processes,
+    AGENT, Cluster, Options, Ports, SECRET, Timing, child_script, free_tcp_address,
+    free_udp_address, is_free, node_config,
 };
+use support::procs::processes;
 
 /// A refused start exits at once; this is only how long the test waits before it
 /// calls the agent's start a failure to refuse.
@@ -527,6 +528,7 @@ fn a_node_with_the_wrong_secret_never_joins() {
         timing,
         relay: false,
         other_secret: Some(3),
+        ports: Ports::Ephemeral,
     });
     let leader = cluster.wait_for_agreement_among(&[1, 2], PATIENCE);
     assert_eq!(leader, 2);

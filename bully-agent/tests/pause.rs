@@ -16,7 +16,8 @@ mod support;
 use std::time::Duration;
 
 use support::child_log::{Kind, format_token};
-use support::cluster::{Cluster, Options, Timing, now_millis, processes};
+use support::cluster::{Cluster, Options, Ports, Timing, now_millis};
+use support::procs::processes;
 
 /// The pause: three leader timeouts, longer than any lease the agent can hold.
 fn pause_length(timing: &Timing) -> Duration {
@@ -44,6 +45,7 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
         timing,
         relay: false,
         other_secret: None,
+        ports: Ports::Ephemeral,
     });
     cluster.wait_for_start_above(None, PATIENCE);
     let leader = cluster.wait_for_agreement(PATIENCE);

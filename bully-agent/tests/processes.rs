@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use bully_core::FencingToken;
 use support::child_log::format_token;
-use support::cluster::{Cluster, Options, Timing, now_millis};
+use support::cluster::{Cluster, Options, Ports, Timing, logged_failover_bound, now_millis};
 
 /// What the test allows, on top of `bully_core::Config::failover_bound`, between
 /// a fault and the new leader's child's `start` line: the agent spawns its
@@ -156,38 +156,6 @@ impl Run {
     }
 }
 
-/// The `failover_bound_ms=N` the agent logs when it joins.
-fn logged_failover_bound(log: &str) -> Option<u128> {
-    let plain = without_escapes(log);
-    let key = "failover_bound_ms=";
-    let at = plain.find(key)? + key.len();
-    let digits: String = plain[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
-}
-
-/// `text` without terminal colour sequences (`ESC [ ... letter`), which the
-/// agent's log may hold.
-fn without_escapes(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // Up to and including the sequence's final letter.
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
-}
-
 #[test]
 fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
     let timing = Timing::FAST;
@@ -197,6 +165,7 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         timing,
         relay: true,
         other_secret: None,
+        ports: Ports::Ephemeral,
     });
     let mut run = Run {
         cluster,

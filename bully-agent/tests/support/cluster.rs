@@ -9,8 +9,16 @@
 //! messages. The children (`support/child.sh`) append to `child.log`, which
 //! [`Cluster::child_log`] parses.
 //!
-//! Ports are picked free at run time. With [`Options::relay`], every agent reaches
-//! its peers through the test's [`Relay`], so a test can cut links.
+//! Ports are picked free at run time, by the OS ([`Ports::Ephemeral`]) or, for
+//! clusters that run side by side in one test and restart their agents, from a
+//! range below the OS's ephemeral ports ([`Ports::Reserved`]), which no other
+//! socket on the machine is handed meanwhile. With [`Options::relay`], every
+//! agent reaches its peers through the test's [`Relay`], so a test can cut links.
+//!
+//! [`Cluster::configure`] writes the files without starting anything, so that a
+//! test can give each member's command its own stop time
+//! ([`Cluster::set_job_stop_ms`], `child.sh`'s second argument) before
+//! [`Cluster::spawn`]; [`Cluster::start`] does both with stop times of 0.
 //!
 //! Dropping a [`Cluster`] kills everything it started, whatever state the test
 //! left it in: the agents' process groups (agents and supervisors, even stopped
@@ -21,6 +29,7 @@ use std::fs::OpenOptions;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bully_agent::status::Status;
@@ -29,6 +38,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 use super::child_log::{ChildLog, Line};
+use super::procs::processes;
 use super::relay::Relay;
 
 /// The agent binary under test.
@@ -64,6 +74,60 @@ pub(crate) fn free_udp_address() -> SocketAddr {
 pub(crate) fn free_tcp_address() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral TCP port");
     listener.local_addr().expect("its address")
+}
+
+/// Where a cluster's agents get their ports (their member address, UDP, and
+/// their endpoint, TCP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ports {
+    /// Free ports the OS picks ([`free_udp_address`], [`free_tcp_address`]).
+    /// Once the test closes its probe socket, the port may go to the next
+    /// socket anyone binds to port 0 (a relay, another test), so this suits one
+    /// cluster at a time.
+    Ephemeral,
+    /// Ports below the OS's ephemeral range ([`reserved_address`]), free for UDP
+    /// and TCP when picked: no socket bound to port 0 takes them, so an agent
+    /// can be restarted on its port while other clusters start beside it.
+    Reserved,
+}
+
+/// The next port of this test process's share of the range below the OS's
+/// ephemeral ports that is free for UDP and TCP, on 127.0.0.1. Each call moves
+/// on (a port handed out is never handed out again by this process, while the
+/// range lasts); the starting point is drawn from the pid and the clock, so
+/// that two test processes running at once rarely walk the same ports.
+pub(crate) fn reserved_address() -> SocketAddr {
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let low = ephemeral_range_start().clamp(2_048, 65_535);
+    let first = 1_024u32.max(low.saturating_sub(16_384));
+    let span = low - first;
+    // The first caller seeds the cursor; a race between two first callers only
+    // moves it twice.
+    if NEXT.load(Ordering::SeqCst) == u32::MAX {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.subsec_nanos());
+        let seed = std::process::id().wrapping_mul(7_919).wrapping_add(nanos);
+        let _ = NEXT.compare_exchange(u32::MAX, seed % span, Ordering::SeqCst, Ordering::SeqCst);
+    }
+    for _ in 0..span {
+        let offset = NEXT.fetch_add(1, Ordering::SeqCst) % span;
+        let port = u16::try_from(first + offset).expect("below the ephemeral range");
+        let address = SocketAddr::from(([127, 0, 0, 1], port));
+        if is_free(address) {
+            return address;
+        }
+    }
+    panic!("no free port in {first}..{low}");
+}
+
+/// The first port of the OS's ephemeral range (Linux's default when it cannot
+/// be read).
+fn ephemeral_range_start() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
 }
 
 /// Whether nothing is bound on `address`, for UDP and for TCP (the agent binds
@@ -185,6 +249,8 @@ pub(crate) struct Options {
     pub(crate) relay: bool,
     /// A member configured with [`OTHER_SECRET`] instead of [`SECRET`].
     pub(crate) other_secret: Option<u64>,
+    /// Where the agents' ports come from.
+    pub(crate) ports: Ports,
 }
 
 /// One member.
@@ -200,6 +266,9 @@ struct Node {
     log: PathBuf,
     /// The running agent, if any.
     process: Option<Child>,
+    /// How long its command takes to stop after SIGTERM (`child.sh`'s second
+    /// argument), from its next start.
+    job_stop_ms: u64,
 }
 
 /// A cluster of real agent processes; see the module docs.
@@ -212,11 +281,24 @@ pub(crate) struct Cluster {
     groups: Vec<u32>,
     relay: Option<Relay>,
     timing: Timing,
+    /// Keep the directory when dropped ([`Cluster::keep_files`]).
+    keep: bool,
 }
 
 impl Cluster {
-    /// Writes the files and starts every agent.
+    /// Writes the files and starts every agent, whose commands stop at once on
+    /// SIGTERM.
     pub(crate) fn start(options: Options) -> Cluster {
+        let mut cluster = Cluster::configure(options);
+        for id in cluster.ids() {
+            cluster.spawn(id);
+        }
+        cluster
+    }
+
+    /// Writes the files (configurations, secrets) and starts nothing but the
+    /// relay, if any.
+    pub(crate) fn configure(options: Options) -> Cluster {
         let dir = tempfile::Builder::new()
             .prefix("bully-agent-processes-")
             .tempdir()
@@ -224,8 +306,12 @@ impl Cluster {
         std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
         std::fs::write(dir.path().join("other-secret"), OTHER_SECRET).expect("write a secret");
         let ids: Vec<u64> = (1..=options.size).collect();
+        let pick = |free: fn() -> SocketAddr| match options.ports {
+            Ports::Ephemeral => free(),
+            Ports::Reserved => reserved_address(),
+        };
         let udp: BTreeMap<u64, SocketAddr> =
-            ids.iter().map(|&id| (id, free_udp_address())).collect();
+            ids.iter().map(|&id| (id, pick(free_udp_address))).collect();
         let relay = options.relay.then(|| Relay::start(&udp));
         let mut nodes = BTreeMap::new();
         for &id in &ids {
@@ -239,7 +325,7 @@ impl Cluster {
                     (peer, address)
                 })
                 .collect();
-            let http = free_tcp_address();
+            let http = pick(free_tcp_address);
             let config = dir.path().join(format!("node{id}.toml"));
             std::fs::write(
                 &config,
@@ -264,21 +350,25 @@ impl Cluster {
                     config,
                     log: dir.path().join(format!("node{id}.log")),
                     process: None,
+                    job_stop_ms: 0,
                 },
             );
         }
-        let mut cluster = Cluster {
+        Cluster {
             child_log: dir.path().join("child.log"),
             dir,
             nodes,
             groups: Vec::new(),
             relay,
             timing: options.timing,
-        };
-        for id in ids {
-            cluster.spawn(id);
+            keep: false,
         }
-        cluster
+    }
+
+    /// Keeps the directory (configurations and logs) when the cluster is
+    /// dropped, as a failing test's is: for a failure found without a panic.
+    pub(crate) fn keep_files(&mut self) {
+        self.keep = true;
     }
 
     /// The temporary directory with the configurations and logs.
@@ -315,11 +405,18 @@ impl Cluster {
             .unwrap_or_else(|| panic!("no member {id}"))
     }
 
+    /// From `id`'s next start on, its command takes `ms` milliseconds to stop
+    /// after SIGTERM (0: it stops at once).
+    pub(crate) fn set_job_stop_ms(&mut self, id: u64, ms: u64) {
+        self.node_mut(id).job_stop_ms = ms;
+    }
+
     /// Starts `id`'s agent (again), in a process group of its own.
     pub(crate) fn spawn(&mut self, id: u64) {
         use std::os::unix::process::CommandExt;
         let child_log = self.child_log.clone();
         let node = self.node_mut(id);
+        let stop_ms = (node.job_stop_ms > 0).then(|| node.job_stop_ms.to_string());
         assert!(node.process.is_none(), "member {id}'s agent is running");
         let log = OpenOptions::new()
             .create(true)
@@ -333,6 +430,7 @@ impl Cluster {
             .args(["--log", "info", "--", "bash"])
             .arg(child_script())
             .arg(&child_log)
+            .args(stop_ms)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log's handle"))
             .stderr(log)
@@ -418,15 +516,36 @@ impl Cluster {
     /// SIGTERM to `id`'s agent, as systemd's stop would send; waits for it to exit
     /// (at most `timeout`) and returns its exit status.
     pub(crate) fn terminate(&mut self, id: u64, timeout: Duration) -> ExitStatus {
+        self.signal_and_wait(id, Signal::SIGTERM, timeout)
+    }
+
+    /// `signal` to `id`'s agent alone (SIGINT is Ctrl-C in its terminal); waits
+    /// for it to exit (at most `timeout`) and returns its exit status.
+    pub(crate) fn signal_and_wait(
+        &mut self,
+        id: u64,
+        signal: Signal,
+        timeout: Duration,
+    ) -> ExitStatus {
         let agent = self.pid(id);
-        kill(pid(agent), Signal::SIGTERM).expect("SIGTERM the agent");
+        kill(pid(agent), signal).unwrap_or_else(|error| panic!("{signal} to the agent: {error}"));
         match self.wait_exit(id, timeout) {
             Some(status) => status,
             None => panic!(
-                "member {id}'s agent did not exit within {timeout:?} of SIGTERM; its log:\n{}",
+                "member {id}'s agent did not exit within {timeout:?} of {signal}; its log:\n{}",
                 self.node_log(id)
             ),
         }
+    }
+
+    /// SIGSTOP to `id`'s agent process alone: its supervisor and command run on.
+    pub(crate) fn stop_agent(&self, id: u64) {
+        kill(pid(self.pid(id)), Signal::SIGSTOP).expect("SIGSTOP the agent");
+    }
+
+    /// SIGCONT to `id`'s agent process alone.
+    pub(crate) fn continue_agent(&self, id: u64) {
+        kill(pid(self.pid(id)), Signal::SIGCONT).expect("SIGCONT the agent");
     }
 
     /// Waits up to `timeout` for `id`'s agent to exit on its own; reaps it.
@@ -560,7 +679,9 @@ impl Cluster {
         }
     }
 
-    fn agreed_leader(&self, ids: &[u64]) -> Option<u64> {
+    /// The leader every member of `ids` names, if they agree, it says it leads
+    /// and its command runs.
+    pub(crate) fn agreed_leader(&self, ids: &[u64]) -> Option<u64> {
         let mut leader = None;
         for &id in ids {
             let named = self.status(id)?.leader?;
@@ -622,7 +743,10 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.kill_all();
-        if std::thread::panicking() || std::env::var_os("BULLY_KEEP_TEST_DIR").is_some() {
+        if self.keep
+            || std::thread::panicking()
+            || std::env::var_os("BULLY_KEEP_TEST_DIR").is_some()
+        {
             // Leave the configurations and logs for a look.
             let path = self.dir.path().to_owned();
             eprintln!("process test files kept in {}", path.display());
@@ -645,42 +769,34 @@ fn pid(pid: u32) -> Pid {
     Pid::from_raw(i32::try_from(pid).expect("a pid fits in i32"))
 }
 
-/// A process as `/proc` shows it.
-#[derive(Debug)]
-pub(crate) struct Process {
-    /// Its pid.
-    pub(crate) pid: u32,
-    /// Its process group.
-    pub(crate) pgid: u32,
-    /// Its command line, arguments joined by spaces.
-    pub(crate) cmdline: String,
+/// The `failover_bound_ms=N` the agent logs when it joins.
+pub(crate) fn logged_failover_bound(log: &str) -> Option<u128> {
+    let plain = without_escapes(log);
+    let key = "failover_bound_ms=";
+    let at = plain.find(key)? + key.len();
+    let digits: String = plain[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
-/// Every process on the machine, from `/proc` (those that exit while it is read
-/// are skipped).
-pub(crate) fn processes() -> Vec<Process> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        let Some(after) = stat.rfind(')').map(|end| &stat[end + 1..]) else {
-            continue;
-        };
-        let Some(pgid) = after.split_whitespace().nth(2).and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline"))
-            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
-            .unwrap_or_default();
-        found.push(Process { pid, pgid, cmdline });
+/// `text` without terminal colour sequences (`ESC [ ... letter`), which the
+/// agent's log may hold.
+pub(crate) fn without_escapes(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Up to and including the sequence's final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
     }
-    found
+    plain
 }

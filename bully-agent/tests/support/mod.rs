@@ -1,12 +1,15 @@
-//! Shared by the process tests (`processes.rs`, `pause.rs`, `bad_config.rs`) and
-//! by any other test that runs real `bully-agent` processes:
+//! Shared by the process tests (`processes.rs`, `pause.rs`,
+//! `bad_config.rs`) and by any other test that runs real `bully-agent`
+//! processes:
 //!
 //! - `child.sh`: the command the agents run while they lead; it appends
-//!   `start|beat|stop TOKEN PID MILLIS` lines to one shared file.
+//!   `start|beat|term|stop TOKEN PID MILLIS` lines to one shared file, and can
+//!   take a while to stop after SIGTERM.
 //! - [`child_log`]: parses that file and checks it (overlaps, token order, gaps,
 //!   writes a `FencingGuard` refuses).
 //! - [`cluster`]: configurations, a temporary directory, real agent processes
 //!   and the signals the tests send them; kills everything on drop.
+//! - [`procs`]: the process table from `/proc`, and freezing a process tree.
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
 //! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the
 //!   endpoint, `on_exit` and run-time error tests).
@@ -17,4 +20,5 @@
 pub(crate) mod child_log;
 pub(crate) mod cluster;
 pub(crate) mod lone;
+pub(crate) mod procs;
 pub(crate) mod relay;

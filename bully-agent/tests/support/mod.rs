@@ -1,4 +1,4 @@
-//! Shared by the process tests (`processes.rs`, `pause.rs`,
+//! Shared by the process tests (`processes.rs`, `pause.rs`, `nemesis.rs`,
 //! `bad_config.rs`) and by any other test that runs real `bully-agent`
 //! processes:
 //!
@@ -13,6 +13,8 @@
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
 //! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the
 //!   endpoint, `on_exit` and run-time error tests).
+//! - [`nemesis`]: randomized fault schedules for real clusters (`nemesis.rs`):
+//!   drawn from a seed, run, and judged from the child log.
 
 // Each test binary uses a part of the support code.
 #![allow(dead_code)]
@@ -20,5 +22,6 @@
 pub(crate) mod child_log;
 pub(crate) mod cluster;
 pub(crate) mod lone;
+pub(crate) mod nemesis;
 pub(crate) mod procs;
 pub(crate) mod relay;

@@ -3,6 +3,7 @@
 mod classic;
 mod connectivity;
 mod leadership;
+mod membership;
 mod modified;
 mod quorum;
 mod ring;
@@ -528,64 +529,6 @@ impl Node {
         self.members.suspect(member);
         if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == member) {
             self.begin_election(now, self.term.next());
-        }
-        Ok(())
-    }
-
-    /// Adds a member at runtime. Every member must apply the same change (and the
-    /// new member must start with the full list): a quorum computed from
-    /// different views of the membership can be met twice, so make changes while
-    /// the cluster is stable, one member at a time, as with any majority-based
-    /// protocol without joint consensus.
-    pub fn add_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
-        let _ = self.clock(now);
-        if self.members.insert(id) {
-            Ok(())
-        } else {
-            Err(CommandError::AlreadyMember(id))
-        }
-    }
-
-    /// Removes a member at runtime: it is sent nothing more, and its messages are
-    /// dropped as a non-member's. If it was the leader, this node elects as after a
-    /// resignation. The caveat of [`add_member`](Node::add_member) applies.
-    ///
-    /// Refused, changing nothing, if the membership left could not meet the
-    /// quorum or would have nobody to stand.
-    pub fn remove_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
-        let now = self.clock(now);
-        if id == self.id {
-            return Err(CommandError::SelfReference(id));
-        }
-        if self.members.index_of(id).is_none() {
-            return Err(CommandError::UnknownMember(id));
-        }
-        let remaining: Vec<NodeId> = self
-            .members
-            .ids()
-            .iter()
-            .copied()
-            .filter(|&m| m != id)
-            .collect();
-        self.config
-            .validate_for(&remaining)
-            .map_err(CommandError::Membership)?;
-        if self.members.acked_claim(id) {
-            // Its vote no longer counts toward a claim under way.
-            self.gate.claim_votes = self.gate.claim_votes.saturating_sub(1);
-        }
-        self.members.remove(id);
-        if self.modified.best_responder == Some(id) {
-            // It will not be told to take over; if nobody else above answered,
-            // this node wins, and rule 5 hands the leadership on if needed.
-            self.modified.best_responder = None;
-        }
-        if self.ring.hop.as_ref().is_some_and(|hop| hop.to == id) {
-            // The token was last handed to it: pass it on to the next one now.
-            self.ring_on_hop_timeout(now);
-        }
-        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == id) {
-            self.elect_soon(now, id);
         }
         Ok(())
     }

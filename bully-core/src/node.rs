@@ -487,6 +487,12 @@ impl Node {
     /// others elect at once, the highest of them first, instead of waiting out the
     /// leader timeout. Use it before a graceful shutdown.
     ///
+    /// With a quorum and a resign delay ([`Config::with_resign_delay`]) the
+    /// leadership's work is given that long to stop: the node tells the members
+    /// only then, or as soon as the caller says the work stopped
+    /// ([`work_stopped`](Node::work_stopped)). A caller that stopped its work
+    /// before stepping down calls both, one after the other.
+    ///
     /// The members treat the resigning node as suspected until they hear from it
     /// again, so it is not asked in the election that follows. Under
     /// `Preemption::Always` it takes the leadership back as soon as it hears a
@@ -498,16 +504,59 @@ impl Node {
             return false;
         }
         let term = self.term;
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Resign { term });
+        let delay = self.config.resign_delay();
+        if self.quorum().is_some() && !delay.is_zero() {
+            // Nobody to leave out of the resignation: it names itself.
+            self.gate.pending_resign = Some((term, self.id));
+            self.timers.set(Timer::Resign, Self::after(now, delay));
+        } else {
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id {
+                    self.send(to, Message::Resign { term });
+                }
             }
         }
         self.resign_leadership();
         self.abstaining = true;
         self.arm_leader_timeout(now);
         true
+    }
+
+    /// Tells the node that the work of its last leadership has stopped: the
+    /// resign delay ([`Config::with_resign_delay`]) that gives the work time to
+    /// stop is over. A `Resign` it still owes the members goes now, and it may
+    /// vote again (a vote it deferred is cast at the next
+    /// [`handle_timeout`](Node::handle_timeout), due at once).
+    ///
+    /// Does nothing while the node leads, or when no delay runs. `bully-agent`
+    /// calls it when the command it supervises has exited after a leadership
+    /// ended, so a take-back waits for the command's real stop time rather than
+    /// its whole grace period.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
+    ///
+    /// let config = Config::default()
+    ///     .with_quorum(Quorum::AtLeast(1))
+    ///     .with_resign_delay(Duration::from_secs(1));
+    /// let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config)?;
+    /// let now = Instant::now();
+    /// node.start_election(now);
+    /// while node.poll_transmit().is_some() {}
+    /// assert!(node.step_down(now));
+    /// assert!(node.poll_transmit().is_none(), "the work has a second to stop");
+    /// node.work_stopped(now + Duration::from_millis(200));
+    /// let resign = node.poll_transmit().expect("told at once when it stopped");
+    /// assert!(matches!(resign.message, Message::Resign { .. }));
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn work_stopped(&mut self, now: Instant) {
+        let now = self.clock(now);
+        if self.phase != Phase::Leading {
+            self.release_after_work(now);
+        }
     }
 
     /// Tells the node that an external failure detector believes `member` has

@@ -117,6 +117,19 @@ fn in_every_cluster_size_the_returning_highest_leads_only_a_resign_delay_after_t
                 gap <= delay + config.failover_bound(n as usize),
                 "{context}: the take-back waited {gap:?}"
             );
+            // The claim that waited for the deferred votes asked again rather
+            // than lead on a lease dated from its first asking, which ran out
+            // before the first heartbeat round could renew it.
+            let lapsed = sim.trace().iter().find(|record| {
+                matches!(
+                    record.entry,
+                    TraceEntry::Event {
+                        event: Event::LeaseExpired { .. },
+                        ..
+                    }
+                )
+            });
+            assert!(lapsed.is_none(), "{context}: {lapsed:?}");
             eprintln!("{context}: {n} led {gap:?} after {} stepped down", n - 1);
         }
     }

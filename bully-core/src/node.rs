@@ -3,6 +3,7 @@
 mod classic;
 mod connectivity;
 mod leadership;
+mod membership;
 mod modified;
 mod quorum;
 mod ring;
@@ -486,6 +487,12 @@ impl Node {
     /// others elect at once, the highest of them first, instead of waiting out the
     /// leader timeout. Use it before a graceful shutdown.
     ///
+    /// With a quorum and a resign delay ([`Config::with_resign_delay`]) the
+    /// leadership's work is given that long to stop: the node tells the members
+    /// only then, or as soon as the caller says the work stopped
+    /// ([`work_stopped`](Node::work_stopped)). A caller that stopped its work
+    /// before stepping down calls both, one after the other.
+    ///
     /// The members treat the resigning node as suspected until they hear from it
     /// again, so it is not asked in the election that follows. Under
     /// `Preemption::Always` it takes the leadership back as soon as it hears a
@@ -497,16 +504,59 @@ impl Node {
             return false;
         }
         let term = self.term;
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Resign { term });
+        let delay = self.config.resign_delay();
+        if self.quorum().is_some() && !delay.is_zero() {
+            // Nobody to leave out of the resignation: it names itself.
+            self.gate.pending_resign = Some((term, self.id));
+            self.timers.set(Timer::Resign, Self::after(now, delay));
+        } else {
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id {
+                    self.send(to, Message::Resign { term });
+                }
             }
         }
         self.resign_leadership();
         self.abstaining = true;
         self.arm_leader_timeout(now);
         true
+    }
+
+    /// Tells the node that the work of its last leadership has stopped: the
+    /// resign delay ([`Config::with_resign_delay`]) that gives the work time to
+    /// stop is over. A `Resign` it still owes the members goes now, and it may
+    /// vote again (a vote it deferred is cast at the next
+    /// [`handle_timeout`](Node::handle_timeout), due at once).
+    ///
+    /// Does nothing while the node leads, or when no delay runs. `bully-agent`
+    /// calls it when the command it supervises has exited after a leadership
+    /// ended, so a take-back waits for the command's real stop time rather than
+    /// its whole grace period.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
+    ///
+    /// let config = Config::default()
+    ///     .with_quorum(Quorum::AtLeast(1))
+    ///     .with_resign_delay(Duration::from_secs(1));
+    /// let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config)?;
+    /// let now = Instant::now();
+    /// node.start_election(now);
+    /// while node.poll_transmit().is_some() {}
+    /// assert!(node.step_down(now));
+    /// assert!(node.poll_transmit().is_none(), "the work has a second to stop");
+    /// node.work_stopped(now + Duration::from_millis(200));
+    /// let resign = node.poll_transmit().expect("told at once when it stopped");
+    /// assert!(matches!(resign.message, Message::Resign { .. }));
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn work_stopped(&mut self, now: Instant) {
+        let now = self.clock(now);
+        if self.phase != Phase::Leading {
+            self.release_after_work(now);
+        }
     }
 
     /// Tells the node that an external failure detector believes `member` has
@@ -528,64 +578,6 @@ impl Node {
         self.members.suspect(member);
         if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == member) {
             self.begin_election(now, self.term.next());
-        }
-        Ok(())
-    }
-
-    /// Adds a member at runtime. Every member must apply the same change (and the
-    /// new member must start with the full list): a quorum computed from
-    /// different views of the membership can be met twice, so make changes while
-    /// the cluster is stable, one member at a time, as with any majority-based
-    /// protocol without joint consensus.
-    pub fn add_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
-        let _ = self.clock(now);
-        if self.members.insert(id) {
-            Ok(())
-        } else {
-            Err(CommandError::AlreadyMember(id))
-        }
-    }
-
-    /// Removes a member at runtime: it is sent nothing more, and its messages are
-    /// dropped as a non-member's. If it was the leader, this node elects as after a
-    /// resignation. The caveat of [`add_member`](Node::add_member) applies.
-    ///
-    /// Refused, changing nothing, if the membership left could not meet the
-    /// quorum or would have nobody to stand.
-    pub fn remove_member(&mut self, now: Instant, id: NodeId) -> Result<(), CommandError> {
-        let now = self.clock(now);
-        if id == self.id {
-            return Err(CommandError::SelfReference(id));
-        }
-        if self.members.index_of(id).is_none() {
-            return Err(CommandError::UnknownMember(id));
-        }
-        let remaining: Vec<NodeId> = self
-            .members
-            .ids()
-            .iter()
-            .copied()
-            .filter(|&m| m != id)
-            .collect();
-        self.config
-            .validate_for(&remaining)
-            .map_err(CommandError::Membership)?;
-        if self.members.acked_claim(id) {
-            // Its vote no longer counts toward a claim under way.
-            self.gate.claim_votes = self.gate.claim_votes.saturating_sub(1);
-        }
-        self.members.remove(id);
-        if self.modified.best_responder == Some(id) {
-            // It will not be told to take over; if nobody else above answered,
-            // this node wins, and rule 5 hands the leadership on if needed.
-            self.modified.best_responder = None;
-        }
-        if self.ring.hop.as_ref().is_some_and(|hop| hop.to == id) {
-            // The token was last handed to it: pass it on to the next one now.
-            self.ring_on_hop_timeout(now);
-        }
-        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == id) {
-            self.elect_soon(now, id);
         }
         Ok(())
     }

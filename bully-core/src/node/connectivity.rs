@@ -112,6 +112,21 @@ pub(super) struct Connectivity {
     taking_over: bool,
 }
 
+impl Connectivity {
+    /// `member` left the cluster: its probe reply no longer counts and its
+    /// Election waiting for the verdict is dropped (`true` if one waited).
+    pub(super) fn forget(&mut self, member: NodeId) -> bool {
+        if let Some(probe) = self.probe.as_mut() {
+            probe.replied.remove(&member);
+            probe.cut_off.retain(|&id| id != member);
+        }
+        if self.resigned_leader == Some(member) {
+            self.resigned_leader = None;
+        }
+        self.waiting.remove(&member).is_some()
+    }
+}
+
 /// What a member without a fresh verdict does with an Election it might answer.
 pub(super) enum Backing {
     /// It reaches a quorum: answer as the algorithm says.

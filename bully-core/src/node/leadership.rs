@@ -362,6 +362,10 @@ impl Node {
         if self.leader.is_some_and(|leader| leader.id == self.id) {
             self.leader = None;
         }
+        // Every caller took `now` through `Node::clock`, which recorded it.
+        if let Some(now) = self.latest {
+            self.hold_votes(now);
+        }
         self.events
             .push_back(Event::SteppedDown { term: self.term });
     }

@@ -56,9 +56,12 @@ pub(super) struct QuorumGate {
     pub(super) lease_until: Option<Instant>,
     /// Leading: the latest rounds' send times and acknowledgements.
     pub(super) rounds: [Round; ROUNDS],
-    /// Yielded to a claimant under a resign delay: the `Resign` still to send,
-    /// `(term it led, claimant)`.
+    /// A leadership of its own ended under a resign delay: the `Resign` still to
+    /// send, `(term it led, claimant it yielded to, or itself after a step-down)`.
     pub(super) pending_resign: Option<(Term, NodeId)>,
+    /// A leadership of its own ended under a resign delay: its work may still
+    /// be stopping until then, so it votes for nobody, itself included.
+    pub(super) hold_until: Option<Instant>,
 }
 
 impl Node {
@@ -70,6 +73,9 @@ impl Node {
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
     /// voting for `candidate` now.
     fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
+        if let Some(until) = self.gate.hold_until.filter(|&until| until > now) {
+            return Some(until);
+        }
         match self.gate.promise {
             Some((promised, until)) if until > now && promised != Some(candidate) => Some(until),
             _ => None,
@@ -102,16 +108,22 @@ impl Node {
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
         // before it votes for anyone else; if it does not, it granted no lease.
         self.gate.vote = Some((term, self.id));
+        self.phase = Phase::Claiming { term };
+        self.ask_for_votes(now, term);
+        self.confirm_if_quorum(now);
+    }
+
+    /// Sends the claim of `term` (again) and waits for its votes.
+    fn ask_for_votes(&mut self, now: Instant, term: Term) {
         self.members.reset_acks();
         self.gate.claim_votes = usize::from(self.members.is_voter(self.id));
         self.gate.claim_sent_at = Some(now);
-        self.phase = Phase::Claiming { term };
         if self
             .quorum()
             .is_some_and(|quorum| self.gate.claim_votes < quorum)
         {
             // When its own vote is the quorum there is nobody to ask: the
-            // confirming heartbeat round below tells every member, and one input
+            // confirming heartbeat round tells every member, and one input
             // stays within one message per member.
             for index in 0..self.members.len() {
                 let to = self.members.ids()[index];
@@ -129,7 +141,6 @@ impl Node {
             .saturating_add(self.config.heartbeat_interval())
             .saturating_add(self.config.resign_delay());
         self.timers.set(Timer::Answer, Self::after(now, wait));
-        self.confirm_if_quorum(now);
     }
 
     /// Too few acknowledged the claim in time: this node names no leader and tries
@@ -148,12 +159,25 @@ impl Node {
         if self.gate.claim_votes < quorum {
             return;
         }
+        let sent_at = self.gate.claim_sent_at.unwrap_or(now);
+        let lease_until = Self::after(sent_at, self.config.leader_lease());
+        if let Phase::Claiming { term } = self.phase {
+            if lease_until <= Self::after(now, self.config.round_trip()) {
+                // The last vote came late (it waited for a promise to the old
+                // leader to run out): the lease dated from the claim would end
+                // before the first heartbeat round's acknowledgements could
+                // renew it, and the leadership would lapse at once. Ask again:
+                // the voters are free now, so the new votes come within a round
+                // trip, with a whole lease ahead.
+                self.ask_for_votes(now, term);
+                return;
+            }
+        }
         self.timers.stop(Timer::Answer);
         self.gate.rounds = [Round::default(); ROUNDS];
         self.round = 0;
         self.members.reset_acks();
-        let sent_at = self.gate.claim_sent_at.unwrap_or(now);
-        self.gate.lease_until = Some(Self::after(sent_at, self.config.leader_lease()));
+        self.gate.lease_until = Some(lease_until);
         self.lead(now);
         // The first heartbeat confirms the leadership to the members at once.
         self.send_heartbeats(now);
@@ -184,6 +208,9 @@ impl Node {
             self.drop_input(DropReason::Refused);
             return;
         }
+        if self.phase == Phase::Leading && self.members.is_voter(self.id) {
+            self.yield_to(now, from);
+        }
         if let Some(until) = self.promised_elsewhere(now, from) {
             // Its promise to a sitting leader forbids the vote for now. It is
             // cast when that leader resigns (as it does for a higher claimant
@@ -200,21 +227,6 @@ impl Node {
         }
         self.gate.deferred_vote = None;
         self.timers.stop(Timer::DeferredVote);
-        if self.phase == Phase::Leading {
-            // It yields to the claimant: it tells its followers it no longer
-            // leads, which frees their promises to it, so they vote too. With a
-            // resign delay it says so only once the work of its leadership has
-            // had that long to stop (its leadership ends now, below): until then
-            // their promises keep the claimant from winning.
-            let led = self.term;
-            self.gate.pending_resign = Some((led, from));
-            let delay = self.config.resign_delay();
-            if delay.is_zero() {
-                self.send_pending_resign();
-            } else {
-                self.timers.set(Timer::Resign, Self::after(now, delay));
-            }
-        }
         if self.leader.is_some_and(|leader| leader.id != from) || self.phase != Phase::Idle {
             self.leave_role();
             self.drop_leader();
@@ -229,6 +241,55 @@ impl Node {
         self.send(from, Message::Ack { term, round: 0 });
         // It follows the claimant only once its heartbeat shows the quorum.
         self.arm_leader_timeout(now);
+    }
+
+    /// The leader yields to `claimant`'s claim: its leadership ends now. It tells
+    /// its followers so (`Resign`), which frees their promises to it, so they
+    /// vote too. With a resign delay it says so only once the work of its
+    /// leadership has had that long to stop, and until then it votes for nobody
+    /// either (see `hold_votes`): in a cluster of two or three its own vote
+    /// would otherwise complete the claimant's quorum at once, while its work
+    /// is still stopping.
+    fn yield_to(&mut self, now: Instant, claimant: NodeId) {
+        let led = self.term;
+        self.gate.pending_resign = Some((led, claimant));
+        let delay = self.config.resign_delay();
+        if delay.is_zero() {
+            self.send_pending_resign();
+        } else {
+            self.timers.set(Timer::Resign, Self::after(now, delay));
+        }
+        self.leave_role();
+        self.drop_leader();
+    }
+
+    /// A leadership of this node's own ended at `now`. With a resign delay it
+    /// votes for nobody, itself included, for that long, or until the caller
+    /// says the work stopped ([`Node::work_stopped`]): a vote (or a claim of its
+    /// own) could let another leadership begin while the work of this one may
+    /// still be stopping. Whatever ended it (a higher claim, a higher leader, a
+    /// lease that ran out, a step-down), the delay is the time the work is
+    /// given to stop.
+    pub(super) fn hold_votes(&mut self, now: Instant) {
+        let delay = self.config.resign_delay();
+        if self.quorum().is_none() || delay.is_zero() {
+            return;
+        }
+        let until = Self::after(now, delay);
+        self.gate.hold_until = Some(self.gate.hold_until.map_or(until, |held| held.max(until)));
+    }
+
+    /// Ends a leadership's resign delay early: its work has stopped.
+    pub(super) fn release_after_work(&mut self, now: Instant) {
+        if self.gate.hold_until.take().is_none() && self.gate.pending_resign.is_none() {
+            return;
+        }
+        self.send_pending_resign();
+        if self.gate.deferred_vote.is_some() {
+            // Cast at the next `handle_timeout`, not in this input: the
+            // resignation above already sent one message to each member.
+            self.timers.set(Timer::DeferredVote, now);
+        }
     }
 
     /// After a heartbeat from `from` was handled: acknowledge it and promise.

@@ -47,6 +47,30 @@ pub(super) struct RingState {
     pub(super) best: Option<(Term, NodeId)>,
 }
 
+impl RingState {
+    /// `member` left the cluster: a token it started will never come back to it,
+    /// so the hop in hand is dropped (this node's own timeouts start over), and
+    /// otherwise it leaves the token's active list, so that nobody concludes it
+    /// leads.
+    pub(super) fn forget(&mut self, member: NodeId) {
+        let Some(hop) = self.hop.as_mut() else {
+            return;
+        };
+        match &mut hop.message {
+            Message::RingElection {
+                initiator, active, ..
+            } if *initiator != member => active.retain(|&id| id != member),
+            Message::RingCoordinator {
+                initiator,
+                leader,
+                active,
+                ..
+            } if *initiator != member && *leader != member => active.retain(|&id| id != member),
+            _ => self.hop = None,
+        }
+    }
+}
+
 impl Node {
     /// The initiator's first hop.
     pub(super) fn ring_open_election(&mut self, now: Instant) {

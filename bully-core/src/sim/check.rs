@@ -28,6 +28,7 @@
 use crate::time::Instant;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::work::WorkModel;
 use crate::event::{Event, FencingToken};
 use crate::message::{NodeId, Term};
 use crate::node::Node;
@@ -80,6 +81,16 @@ pub enum Violation {
         /// When.
         at_us: u64,
     },
+    /// W1: a member's work started while another member's work could still be
+    /// running (see the work model in `sim/work.rs`; checked with a quorum).
+    WorkOverlap {
+        /// The member whose work could still run.
+        running: NodeId,
+        /// The member whose work started.
+        second: NodeId,
+        /// When the second member's work started.
+        at_us: u64,
+    },
     /// A candidate with no timer armed: nothing would ever move it on.
     Stalled {
         /// The node.
@@ -120,6 +131,8 @@ pub(crate) struct Checker {
     /// Whether the cluster runs with a quorum (exclusive leadership enforced).
     quorum: bool,
     overlaps: u64,
+    /// W1: the leaders' work, as the drivers run it.
+    work: WorkModel,
     violations: Vec<Violation>,
 }
 
@@ -134,13 +147,15 @@ impl Checker {
             leading: BTreeSet::new(),
             quorum,
             overlaps: 0,
+            work: WorkModel::new(ids.len()),
             violations: Vec::new(),
         }
     }
 
-    /// A member crashed: it leads no more.
-    pub(crate) fn crashed(&mut self, index: usize) {
+    /// A member crashed at `now`: it leads no more, and its work is stopping.
+    pub(crate) fn crashed(&mut self, now: Instant, index: usize, config: &crate::config::Config) {
         self.leading.remove(&index);
+        self.work.crashed(now, index, config);
     }
 
     fn track_leading(&mut self, index: usize, node: &Node, at_us: u64) {
@@ -189,6 +204,13 @@ impl Checker {
     ) {
         let at_us = self.micros(now);
         self.track_leading(index, node, at_us);
+        if let Some(running) = self.work.after_input(now, index, node) {
+            self.violations.push(Violation::WorkOverlap {
+                running: self.ids[running],
+                second: node.id(),
+                at_us,
+            });
+        }
         if node.role() == crate::event::Role::Candidate && node.poll_timeout().is_none() {
             self.violations.push(Violation::Stalled {
                 node: node.id(),

@@ -35,6 +35,7 @@ mod network;
 pub mod partial;
 pub mod scenario;
 mod trace;
+mod work;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -401,7 +402,8 @@ impl Simulation {
             if std::mem::take(&mut self.slots[index].up) {
                 self.live -= 1;
             }
-            self.checker.crashed(index);
+            self.checker
+                .crashed(self.now, index, &self.slots[index].config);
             self.record(TraceEntry::Crash { node: id });
         }
         Ok(())

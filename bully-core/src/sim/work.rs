@@ -1,0 +1,110 @@
+//! W1 (docs/correctness.md): with a quorum, the work a leader does while it
+//! leads stops before any other member's work starts.
+//!
+//! The simulator models the work as the drivers and `bully-agent` run it. A
+//! leader's work may start as soon as [`Node::may_work_until`] permits it, with
+//! a margin of [`Config::default_lease_margin`] or the resign delay, whichever
+//! is longer (the agent sets the margin to the job's grace period and a
+//! quarter of a second more, and the resign delay to the margin). It is told
+//! to stop when the permission ends (the leadership ended, the margin before
+//! the lease was reached, or the member crashed) and may take the resign delay
+//! to stop: that is the time `Config::with_resign_delay` gives it. So a
+//! leadership's work ends, at the latest, the resign delay after the earlier
+//! of the instant its permission was seen to end and the end of the last
+//! permission it was given.
+//!
+//! A member whose work starts while another member's may still run is a
+//! [`Violation::WorkOverlap`](super::Violation::WorkOverlap).
+
+use std::time::Duration;
+
+use crate::config::{Config, Quorum};
+use crate::node::Node;
+use crate::time::Instant;
+
+/// What the model knows of one member's work.
+#[derive(Clone, Copy, Debug, Default)]
+enum Work {
+    /// Not working; its last work ended by this instant, if it ever worked.
+    #[default]
+    Stopped,
+    /// Stopped, but possibly still stopping until the instant given.
+    Stopping(Instant),
+    /// Working under a permission that lasts until the instant given.
+    Running(Instant),
+}
+
+/// The work of every member, by index.
+#[derive(Debug, Default)]
+pub(crate) struct WorkModel {
+    work: Vec<Work>,
+}
+
+/// The margin before the lease at which the model's work is told to stop.
+fn margin(config: &Config) -> Duration {
+    config.default_lease_margin().max(config.resign_delay())
+}
+
+impl WorkModel {
+    pub(crate) fn new(members: usize) -> WorkModel {
+        WorkModel {
+            work: vec![Work::Stopped; members],
+        }
+    }
+
+    /// Member `index` handled an input at `now`. Returns the index of a member
+    /// whose work may still run when this member's work starts now, if any.
+    pub(crate) fn after_input(&mut self, now: Instant, index: usize, node: &Node) -> Option<usize> {
+        let config = node.config();
+        if config.quorum() == Quorum::None {
+            // Without a quorum nothing bounds a leadership: W1 is not promised.
+            return None;
+        }
+        let permission = node
+            .may_work_until(now, margin(config))
+            .and_then(|(_, until)| until);
+        match (self.work[index], permission) {
+            (Work::Running(_), Some(until)) => {
+                self.work[index] = Work::Running(until);
+                None
+            }
+            (Work::Running(until), None) => {
+                self.stop(index, now.min(until), config.resign_delay());
+                None
+            }
+            (Work::Stopped | Work::Stopping(_), Some(until)) => {
+                self.work[index] = Work::Running(until);
+                self.still_running(now, index, config.resign_delay())
+            }
+            (Work::Stopped | Work::Stopping(_), None) => None,
+        }
+    }
+
+    /// Member `index` crashed at `now`: its work is told to stop (as the agent's
+    /// supervisor stops the job when the agent dies).
+    pub(crate) fn crashed(&mut self, now: Instant, index: usize, config: &Config) {
+        if let Work::Running(until) = self.work[index] {
+            self.stop(index, now.min(until), config.resign_delay());
+        }
+    }
+
+    fn stop(&mut self, index: usize, told: Instant, stop: Duration) {
+        let ends = told.checked_add(stop).unwrap_or(told);
+        self.work[index] = Work::Stopping(ends);
+    }
+
+    /// Another member whose work may still run at `now`. A running one may run
+    /// until its permission ends and it has stopped (`stop` is that member's
+    /// stop time, taken as this member's: one configuration per cluster).
+    fn still_running(&self, now: Instant, index: usize, stop: Duration) -> Option<usize> {
+        self.work.iter().enumerate().find_map(|(other, work)| {
+            let ends = match *work {
+                _ if other == index => return None,
+                Work::Stopped => return None,
+                Work::Stopping(ends) => ends,
+                Work::Running(until) => until.checked_add(stop).unwrap_or(until),
+            };
+            (ends > now).then_some(other)
+        })
+    }
+}

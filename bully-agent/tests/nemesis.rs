@@ -129,8 +129,6 @@ fn randomized_fault_schedules_never_run_two_commands_at_once() {
             (0..count).map(|i| base.wrapping_add(i)).collect()
         }
     };
-    // A replay shows its schedule and timeline even when it passes.
-    let replay = seeds.len() == 1;
     let lanes = usize::try_from(env_number("BULLY_NEMESIS_LANES", 2).max(1)).unwrap_or(1);
     println!(
         "nemesis: {} schedule(s), {lanes} at a time; seeds {}..",
@@ -153,10 +151,14 @@ fn randomized_fault_schedules_never_run_two_commands_at_once() {
                         match std::panic::catch_unwind(AssertUnwindSafe(|| run(&schedule, timing)))
                         {
                             Ok(outcome) => {
-                                println!("{}", summary(&outcome));
-                                if replay {
-                                    print!("{}{}", outcome.schedule, outcome.timeline);
-                                }
+                                // One print per schedule, so that lanes do not
+                                // interleave; shown with --nocapture.
+                                println!(
+                                    "{}\n{}{}",
+                                    summary(&outcome),
+                                    outcome.schedule,
+                                    outcome.timeline
+                                );
                                 Ran::Done(Box::new(outcome))
                             }
                             Err(payload) => {

@@ -417,6 +417,9 @@ impl Cluster {
         let child_log = self.child_log.clone();
         let node = self.node_mut(id);
         let stop_ms = (node.job_stop_ms > 0).then(|| node.job_stop_ms.to_string());
+        // `BULLY_AGENT_TEST_LOG=debug` (or tracing directives) shows the
+        // elections in `nodeN.log` when a failure needs explaining.
+        let level = std::env::var("BULLY_AGENT_TEST_LOG").unwrap_or_else(|_| "info".to_owned());
         assert!(node.process.is_none(), "member {id}'s agent is running");
         let log = OpenOptions::new()
             .create(true)
@@ -427,7 +430,7 @@ impl Cluster {
             .arg("run")
             .arg("--config")
             .arg(&node.config)
-            .args(["--log", "info", "--", "bash"])
+            .args(["--log", &level, "--", "bash"])
             .arg(child_script())
             .arg(&child_log)
             .args(stop_ms)

@@ -191,7 +191,7 @@ impl<'a> Runner<'a> {
             }
         }
         let side = self.model.side();
-        let allowed_ms = self.allowed_ms(None, false, &side);
+        let allowed_ms = self.allowed_ms(None, true, &side);
         self.windows.push(Window {
             step: 0,
             from: first.millis,
@@ -207,16 +207,17 @@ impl<'a> Runner<'a> {
     }
 
     /// The longest time without a command on `side` that a window opened by
-    /// `action` allows: the failover bound the configuration computes (the
-    /// settle bound when the cluster regains a quorum after a time without
-    /// one: a member whose probes failed backs off, and old promises may
-    /// refuse a claim), a staggered detection for every member above the
-    /// side's highest but one, what the step itself takes, and
-    /// [`PROCESS_ALLOWANCE`].
-    fn allowed_ms(&self, action: Option<&Action>, regained: bool, side: &BTreeSet<u64>) -> u64 {
+    /// `action` allows: when the step struck a settled cluster, the failover
+    /// bound the configuration computes and a staggered detection for every
+    /// member above the side's highest but one; when it struck a cluster still
+    /// changing leaders or without a quorum, the settle bound (the bound for
+    /// any state faults leave: a claim under way, promises that refuse a new
+    /// one, a member backing off after failed probes). Plus what the step
+    /// itself takes, and [`PROCESS_ALLOWANCE`].
+    fn allowed_ms(&self, action: Option<&Action>, settled: bool, side: &BTreeSet<u64>) -> u64 {
         let config = self.timing.core_config();
         let size = self.size();
-        let base = if regained {
+        let base = if !settled {
             config.settle_bound(size)
         } else {
             let above = side.last().map_or(0, |&top| self.schedule.size - top);
@@ -237,18 +238,32 @@ impl<'a> Runner<'a> {
 
     /// Does step `number`; `false` when the run cannot go on.
     fn step(&mut self, number: usize, action: &Action) -> bool {
-        let regained = self.model.side().is_empty();
+        // Settled: every member of the majority side names one leader, which
+        // leads with its command running (a step often comes while leaders
+        // still change, which is where the safety checks are hardest).
+        let side: Vec<u64> = self.model.side().into_iter().collect();
+        let settled = if side.is_empty() {
+            None
+        } else {
+            self.cluster.agreed_leader(&side)
+        };
         let at = now_millis();
         if let Some(window) = self.windows.last_mut() {
             window.to = at;
         }
-        self.note(format!("step {number}: {action}"));
+        self.note(format!(
+            "step {number}: {action} ({})",
+            settled.map_or_else(
+                || "the cluster had not settled: the settle bound applies".to_owned(),
+                |leader| format!("the cluster had settled on {leader}")
+            )
+        ));
         if !self.act(action) {
             return false;
         }
         self.model.apply(action);
         let side = self.model.side();
-        let allowed_ms = self.allowed_ms(Some(action), regained, &side);
+        let allowed_ms = self.allowed_ms(Some(action), settled.is_some(), &side);
         self.windows.push(Window {
             step: number,
             from: at,

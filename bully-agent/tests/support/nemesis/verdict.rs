@@ -33,7 +33,8 @@ pub(crate) struct Window {
     pub(crate) step: usize,
     /// From (stamp, ms): when the step began.
     pub(crate) from: u64,
-    /// To (stamp, ms): when the next step began, or the shutdown.
+    /// To (stamp, ms): when the next step began, or the shutdown; a line
+    /// stamped then belongs to the next window.
     pub(crate) to: u64,
     /// The members that may lead in it (empty: none can reach a quorum).
     pub(crate) side: BTreeSet<u64>,
@@ -331,7 +332,8 @@ fn judge_window(
         let late: Vec<&Line> = log
             .lines()
             .iter()
-            .filter(|l| l.millis >= quiet_from && l.millis <= window.to)
+            // A line stamped at `to` is the next step's (a command resumed by it).
+            .filter(|l| l.millis >= quiet_from && l.millis < window.to)
             .collect();
         if let Some(first) = late.first() {
             findings.push(Finding {
@@ -589,6 +591,10 @@ mod tests {
         assert_eq!(findings[0].lines, [2]);
         // Stopped in time, it passes.
         let windows = [window(2, 1_000, 2_650, &[], 0)];
+        assert_eq!(judge(&stubborn, &windows, &[], &LIMITS, 0).0, []);
+        // A line stamped as the next step began (a paused command it resumed)
+        // is that step's.
+        let windows = [window(2, 1_000, 2_700, &[], 0)];
         assert_eq!(judge(&stubborn, &windows, &[], &LIMITS, 0).0, []);
     }
 

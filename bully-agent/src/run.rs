@@ -165,7 +165,11 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
         }
     };
 
-    // The command has stopped; now the node leaves (a leader resigns).
+    // The command has stopped; now the node leaves (a leader resigns). The
+    // node keeps a resignation back for its resign delay, the time the command
+    // is given to stop: it has stopped, so the others may take over at once.
+    let _ = view.handle.step_down().await;
+    let _ = view.handle.work_stopped().await;
     if let Some(endpoint) = endpoint {
         endpoint.abort();
         let _ = endpoint.await;
@@ -311,6 +315,9 @@ async fn lead(
             status.running = false;
             status.pid = None;
         });
+        // A resignation or vote the node keeps back while the command may still
+        // be stopping (its resign delay) can go now.
+        let _ = view.handle.work_stopped().await;
         match stop {
             Stop::LeadershipEnded => {
                 tracing::info!(code, "the leadership ended; the command stopped");
@@ -324,6 +331,7 @@ async fn lead(
             OnExit::StepDown => {
                 tracing::info!("stepping down so that another member runs the command");
                 let _ = view.handle.step_down().await;
+                let _ = view.handle.work_stopped().await;
                 return Outcome::Ended;
             }
             OnExit::Restart => {

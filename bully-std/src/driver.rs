@@ -24,6 +24,8 @@ pub(crate) enum Input {
     Message { from: NodeId, message: Message },
     /// `Handle::step_down`: the answer is whether the node was leader.
     StepDown { reply: mpsc::Sender<bool> },
+    /// `Handle::work_stopped`.
+    WorkStopped { reply: mpsc::Sender<()> },
     /// `Handle::suspect`.
     Suspect {
         member: NodeId,
@@ -181,6 +183,10 @@ impl<T: Transport> Driver<T> {
                     let stepped_down = self.node.step_down(now);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
+                Some(Input::WorkStopped { reply: to }) => {
+                    self.node.work_stopped(now);
+                    reply = Some(Reply::WorkStopped(to));
+                }
                 Some(Input::Suspect { member, reply: to }) => {
                     let result = self.node.suspect(now, member);
                     reply = Some(Reply::Suspect(to, result));
@@ -200,7 +206,9 @@ impl<T: Transport> Driver<T> {
                 }
                 Some(Input::Shutdown) => {
                     // Graceful: a leader tells the others (Resign) so they elect at
-                    // once instead of waiting out the leader timeout.
+                    // once instead of waiting out the leader timeout; with a
+                    // resign delay, only if its work was said to have stopped
+                    // (`Handle::work_stopped`).
                     self.node.step_down(now);
                     self.flush(now);
                     return (self.stats(), inbox);
@@ -223,6 +231,9 @@ impl<T: Transport> Driver<T> {
                 None => {}
                 Some(Reply::StepDown(to, stepped_down)) => {
                     let _ = to.send(stepped_down);
+                }
+                Some(Reply::WorkStopped(to)) => {
+                    let _ = to.send(());
                 }
                 Some(Reply::Suspect(to, result)) => {
                     let _ = to.send(result);
@@ -309,6 +320,7 @@ impl<T: Transport> Driver<T> {
 /// A reply owed to the handle once the input's outputs are flushed.
 enum Reply {
     StepDown(mpsc::Sender<bool>, bool),
+    WorkStopped(mpsc::Sender<()>),
     Suspect(
         mpsc::Sender<Result<(), CommandError>>,
         Result<(), CommandError>,

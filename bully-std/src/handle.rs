@@ -487,6 +487,17 @@ impl Handle {
         self.request(Input::StepDown { reply }, answer)
     }
 
+    /// Tells the node that the work of its last leadership has stopped
+    /// ([`Node::work_stopped`]). With a resign delay
+    /// ([`Config::with_resign_delay`](bully_core::Config::with_resign_delay)) a
+    /// step-down is told to the members, and a deferred vote cast, only once the
+    /// delay ends or this is called: call it when the work has stopped, before
+    /// [`shutdown`](Handle::shutdown) too, so that the others take over at once.
+    pub fn work_stopped(&self) -> Result<(), DriverError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(Input::WorkStopped { reply }, answer)
+    }
+
     /// Tells the node that an external failure detector believes `member` has
     /// failed ([`Node::suspect`]).
     pub fn suspect(&self, member: NodeId) -> Result<Result<(), CommandError>, DriverError> {

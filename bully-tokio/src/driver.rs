@@ -77,6 +77,7 @@ pub enum DriverError {
 
 enum Command {
     StepDown(oneshot::Sender<bool>),
+    WorkStopped(oneshot::Sender<()>),
     Suspect(NodeId, oneshot::Sender<Result<(), CommandError>>),
     Stats(oneshot::Sender<DriverStats>),
     LastHeard(oneshot::Sender<BTreeMap<NodeId, Duration>>),
@@ -439,6 +440,17 @@ impl Handle {
         self.request(Command::StepDown(reply), answer).await
     }
 
+    /// Tells the node that the work of its last leadership has stopped
+    /// ([`Node::work_stopped`]). With a resign delay
+    /// ([`Config::with_resign_delay`](bully_core::Config::with_resign_delay)) a
+    /// step-down is told to the members, and a deferred vote cast, only once the
+    /// delay ends or this is called: call it when the work has stopped, before
+    /// [`shutdown`](Handle::shutdown) too, so that the others take over at once.
+    pub async fn work_stopped(&self) -> Result<(), DriverError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::WorkStopped(reply), answer).await
+    }
+
     /// Tells the node that an external failure detector believes `member` has
     /// failed ([`Node::suspect`]).
     pub async fn suspect(&self, member: NodeId) -> Result<Result<(), CommandError>, DriverError> {
@@ -646,7 +658,10 @@ impl<T: Transport> Driver<T> {
         }
 
         // Graceful stop: a leader tells everyone before the task ends (and its
-        // leadership ends in the flush, before that is sent).
+        // leadership ends in the flush, before that is sent). With a resign
+        // delay it tells them only if its work was said to have stopped
+        // (`Handle::work_stopped`); else they wait for their promises to run
+        // out, as the work may still be stopping.
         if self.node.step_down(now()) {
             tracing::debug!(term = %self.node.term(), "resigning leadership for shutdown");
         }
@@ -687,6 +702,11 @@ impl<T: Transport> Driver<T> {
                 let stepped = self.node.step_down(now());
                 self.flush().await;
                 let _ = reply.send(stepped);
+            }
+            Command::WorkStopped(reply) => {
+                self.node.work_stopped(now());
+                self.flush().await;
+                let _ = reply.send(());
             }
             Command::Suspect(member, reply) => {
                 let result = self.node.suspect(now(), member);

@@ -3,6 +3,9 @@
 #
 # Usage: child.sh LOG [STOP_MS]
 #
+# STOP_MS may also come from a file "LOG.stop_ms" (for every member at once);
+# the argument wins, and without either it is 0.
+#
 # Appends "start|beat|term|stop TOKEN PID MILLIS" lines to the file LOG: `start`
 # once, `beat` every 50 ms while it runs, `stop` when it leaves. TOKEN is
 # $BULLY_FENCING_TOKEN, MILLIS the wall clock in milliseconds since the epoch.
@@ -23,6 +26,7 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 log=$1
 stop_ms=${2:-0}
+[ -z "$2" ] && [ -f "$log.stop_ms" ] && read -r stop_ms < "$log.stop_ms"
 # Sets $ms to the time in milliseconds: microseconds without the dot, less 3 digits.
 now() { local us=${EPOCHREALTIME/[.,]/}; ms=${us%???}; }
 write() { echo "$1 $BULLY_FENCING_TOKEN $$ $ms" >> "$log"; }

@@ -91,15 +91,15 @@ pub(crate) enum Ports {
     Reserved,
 }
 
-/// The next port of this test process's share of the range below the OS's
-/// ephemeral ports that is free for UDP and TCP, on 127.0.0.1. Each call moves
-/// on (a port handed out is never handed out again by this process, while the
-/// range lasts); the starting point is drawn from the pid and the clock, so
+/// The next port from 8192 up to the OS's ephemeral range (24,576 ports with
+/// Linux's default) that is free for UDP and TCP on 127.0.0.1. Each call moves
+/// on (a port handed out is not handed out again by this process until the
+/// range wraps); the starting point is drawn from the pid and the clock, so
 /// that two test processes running at once rarely walk the same ports.
 pub(crate) fn reserved_address() -> SocketAddr {
     static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
     let low = ephemeral_range_start().clamp(2_048, 65_535);
-    let first = 1_024u32.max(low.saturating_sub(16_384));
+    let first = 8_192u32.min(low - 1_024);
     let span = low - first;
     // The first caller seeds the cursor; a race between two first callers only
     // moves it twice.

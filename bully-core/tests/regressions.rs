@@ -157,13 +157,17 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
     use bully_core::{DurableState, Quorum};
     let config = Config::default().with_quorum(Quorum::Majority);
     let members = [NodeId(1), NodeId(2), NodeId(3)];
-    let mut node = Node::new(NodeId(3), members, config).unwrap();
+    let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
     node.restore(DurableState {
         term: Term(0),
         vote: Some((Term(1_000), NodeId(1))),
     });
-    let now = Instant::now();
-    node.start(now);
+    let start = Instant::now();
+    node.start(start);
+    // After a start it votes for nobody, itself included, for a follower lease,
+    // and stands only then.
+    let now = start + config.follower_lease();
+    node.handle_timeout(now);
     // With a quorum it probes before it stands: 1 and 2 reply that they have
     // no leader, and the last reply lets it stand.
     let probe_term = std::iter::from_fn(|| node.poll_transmit())
@@ -482,7 +486,9 @@ fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_agai
         let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
         let start = Instant::now();
         node.start(start);
-        // It probes before it stands: 1 and 2 follow nobody.
+        // After its start's promise to nobody it probes before it stands: 1
+        // and 2 follow nobody.
+        node.handle_timeout(start + config.follower_lease());
         let probe_term = std::iter::from_fn(|| node.poll_transmit())
             .find_map(|transmit| match transmit.message {
                 Message::Probe { term } => Some(term),

@@ -141,11 +141,7 @@ impl Node {
     /// Starts an election of this node's own in a new term: at once without a
     /// quorum, after a probe with one.
     pub(super) fn stand(&mut self, now: Instant) {
-        let cleared = self
-            .connectivity
-            .cleared_until
-            .is_some_and(|until| now < until);
-        if cleared || (self.quorum().is_none() && !self.connectivity.election_failed) {
+        if self.is_cleared(now) || (self.quorum().is_none() && !self.connectivity.election_failed) {
             // The seeds' model: elect at once (a failover costs `N - 2`).
             self.begin_election(now, self.term.next());
             return;
@@ -153,6 +149,17 @@ impl Node {
         if !self.members.is_candidate(self.id) {
             // An observer never stands: `begin_election` lets go of the leader.
             self.begin_election(now, self.term.next());
+            return;
+        }
+        if let Some(until) = self.promised_to_nobody(now) {
+            // It may not even vote for itself yet (a start's promise to
+            // nobody): an election now would pull the members into a term it
+            // cannot claim, and their timeouts into newer ones. It stands once
+            // it may. (A promise to the leader it follows is another matter:
+            // standing lets go of that leader, and the promise runs out while
+            // the claim waits.)
+            self.leave_role();
+            self.timers.set(Timer::Coordinator, until);
             return;
         }
         self.leave_role();
@@ -214,6 +221,14 @@ impl Node {
         let news = self.connectivity.probed_against != Some(token);
         self.connectivity.probed_against = Some(token);
         news
+    }
+
+    /// Whether a probe let this node stand recently enough that it may stand
+    /// again without probing.
+    pub(super) fn is_cleared(&self, now: Instant) -> bool {
+        self.connectivity
+            .cleared_until
+            .is_some_and(|until| now < until)
     }
 
     /// Whether a probe is under way.
@@ -300,9 +315,19 @@ impl Node {
     }
 
     /// The leader this node heard within the last leader timeout: itself if it
-    /// leads.
+    /// leads, or if it stands (it runs an election of its own, or claims).
+    ///
+    /// A member that stands names itself so that a lower prober does not stand
+    /// over it (it does not back an election below a leader it would not
+    /// replace): otherwise the members below a standing one, whose leader
+    /// timeouts fire while it probes, elects and claims, would each stand in a
+    /// newer term, and every answer would cost a term (a partition of five
+    /// raised the term by three where one election was needed).
     fn heard_leader(&self, now: Instant) -> Option<NodeId> {
-        if self.phase == Phase::Leading {
+        if matches!(
+            self.phase,
+            Phase::Leading | Phase::Electing { .. } | Phase::Claiming { .. }
+        ) {
             return Some(self.id);
         }
         let leader = self.leader?;
@@ -408,7 +433,14 @@ impl Node {
             }
             return;
         }
-        let may_stand = reaches_quorum && backing + own >= quorum;
+        // A replier that leads or stands itself, and that this node would not
+        // replace, goes first: it is alive and within reach, and a second
+        // election over it would only cost a term.
+        let yields = self.quorum().is_some()
+            && probe.replied.iter().any(|(&replier, &named)| {
+                named == Some(replier) && !self.would_replace(replier, probe.takeover)
+            });
+        let may_stand = reaches_quorum && backing + own >= quorum && !yields;
         let replaceable = self
             .leader
             .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));

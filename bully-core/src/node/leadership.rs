@@ -84,25 +84,32 @@ impl Node {
         self.accept(now, token);
     }
 
-    /// `Resign` from `from`: if it is the accepted leader, its leadership ends now.
+    /// `Resign` from `from`: its leadership of `term` (and of any older term) is
+    /// over. A promise made to it for such a leadership protects nothing now;
+    /// and if it is the accepted leader, this node elects.
     pub(super) fn on_resign(&mut self, now: Instant, from: NodeId, term: Term) {
+        let released = self.gate.promise.is_some_and(|(promised, _)| {
+            promised.is_some_and(|(leader, led)| leader == from && led <= term)
+        });
+        if released {
+            // It stopped leading before it said so (after its resign delay, if
+            // it has one): its lease, which the promise protected, is void.
+            self.gate.promise = None;
+        }
         let resigned = FencingToken { term, leader: from };
         if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
-            self.drop_input(DropReason::Outdated);
+            if released {
+                self.cast_deferred_vote(now);
+            } else {
+                self.drop_input(DropReason::Outdated);
+            }
             return;
         }
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
         self.note_leader_resigned(from);
         self.elect_soon(now, from);
-        if self
-            .gate
-            .promise
-            .is_some_and(|(promised, _)| promised == Some(from))
-        {
-            // It stopped leading before it said so: the promise that protected
-            // its lease protects nothing now.
-            self.gate.promise = None;
+        if released {
             self.cast_deferred_vote(now);
         }
     }

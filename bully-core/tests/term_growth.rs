@@ -101,8 +101,8 @@ fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
             }
         }
     }
-    for n in 1..=7 {
-        eprintln!("a boot of {n} ended at term {} at most", highest[n]);
+    for (n, term) in highest.iter().enumerate().skip(1) {
+        eprintln!("a boot of {n} ended at term {term} at most");
     }
 }
 

@@ -2,7 +2,7 @@
 //! (the seed corpus and the reproducers of crashes found and fixed) goes through
 //! the same function libFuzzer calls, so CI exercises each target without nightly.
 //!
-//! The targets' bodies live in `fuzz/src/targets.rs` (see `fuzz/README.md` for
+//! The targets' bodies live in `fuzz/src/` (see `fuzz/README.md` for
 //! running the fuzzers themselves). Each target also runs on `BULLY_FUZZ_RANDOM`
 //! seeded random inputs (1,000 by default): random bytes make long schedules,
 //! which libFuzzer reaches only slowly.
@@ -12,7 +12,7 @@ use rand::{RngExt, SeedableRng};
 use std::path::{Path, PathBuf};
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../../fuzz/src/targets.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod targets;
 
 fn corpus(target: &str) -> Vec<PathBuf> {

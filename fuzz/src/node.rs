@@ -34,9 +34,7 @@ pub fn node(data: &[u8]) {
     let _ = drive_node(&mut Unstructured::new(data));
 }
 
-/// A member list as a caller might give one: small ids mostly, sometimes huge
-/// ones, sometimes a repeat.
-
+/// What the target knows of the node under test, to check the next input against.
 struct Observed {
     /// The latest instant fed to this incarnation.
     clock: Option<Instant>,
@@ -188,8 +186,6 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
     Ok(())
 }
 
-/// One input to the node under test.
-
 fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) {
     let now = seen.feed(at);
     node.handle_timeout(now);
@@ -200,8 +196,6 @@ fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) {
         now
     );
 }
-
-/// An instant near `at`: the same, a little before or after, or much later.
 
 fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_before: usize) {
     let fan_out = members_before.max(node.members().len());

@@ -9,6 +9,8 @@ use bully_core::{
     Algorithm, Config, DurableState, Message, Node, NodeId, Preemption, Quorum, Term,
 };
 
+/// A member list as a caller might give one: small ids mostly, sometimes huge
+/// ones, sometimes a repeat.
 pub(super) fn member_list(u: &mut Unstructured<'_>) -> Result<Vec<NodeId>> {
     let len = u.int_in_range(1..=6)?;
     let mut ids = Vec::with_capacity(len);
@@ -114,8 +116,7 @@ pub(super) fn exercise_config(config: &Config, members: usize) {
     let _ = config.quorum_size(members);
 }
 
-/// What the target knows of the node under test, to check the next input against.
-
+/// One input to the node under test.
 #[derive(Debug)]
 pub(super) enum Input {
     Message {
@@ -181,6 +182,7 @@ pub(super) fn node_input(u: &mut Unstructured<'_>, node: &Node, now: Instant) ->
     })
 }
 
+/// An instant near `at`: the same, a little before or after, or much later.
 pub(super) fn nudge(u: &mut Unstructured<'_>, at: Instant) -> Result<Instant> {
     let delta = Duration::from_micros(u64::from(u16::arbitrary(u)?));
     Ok(match u.int_in_range(0..=7)? {

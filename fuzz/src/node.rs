@@ -3,20 +3,19 @@
 //! sends, how much it sends, when it next wants to be woken).
 
 mod input;
+mod lease;
 
 use std::time::Instant;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use bully_core::{Event, FencingToken, Membership, Node, NodeId, Term};
+use bully_core::{Event, FencingToken, Membership, Node, NodeId, Quorum, Role, Term};
 
 use self::input::{Input, config, exercise_config, member_list, node_input};
+use self::lease::{LeaseView, LeaseWatch};
 use super::tracing;
 
 /// Inputs one `node` run feeds.
 const MAX_INPUTS: usize = 512;
-/// The node's timers (`Timer::ALL` in `bully-core/src/timer.rs`): the bound on what
-/// one `handle_timeout` may send is the per-input bound per expired timer.
-const TIMERS: usize = 7;
 
 /// One `Node` with an arbitrary valid configuration, fed an arbitrary sequence of
 /// inputs: messages from members, from itself and from strangers, with terms near
@@ -27,9 +26,13 @@ const TIMERS: usize = 7;
 /// After every input: the term and the highest accepted fencing token never
 /// decrease (within one incarnation; a durable restart keeps them), no leadership
 /// below that token is accepted, nothing is sent to the node itself or to a
-/// non-member, one input queues at most `members().len()` transmits (per expired
-/// timer for `handle_timeout`), and after `handle_timeout(now)` the next deadline
-/// is `None` or later than `now`.
+/// non-member, one input queues at most `members().len()` transmits, and
+/// `handle_timeout` at most that many per timer that had expired
+/// (`Node::expired_timers`; none at all, and no event, when none had), after
+/// `handle_timeout(now)` the next deadline is `None` or later than `now`, and
+/// `Node::exclusive_until` is set only while the node leads with a quorum,
+/// never reaches past the latest claim or heartbeat round it sent plus
+/// `Config::leader_lease`, and never moves back within one leadership.
 pub fn node(data: &[u8]) {
     let _ = drive_node(&mut Unstructured::new(data));
 }
@@ -40,6 +43,8 @@ struct Observed {
     clock: Option<Instant>,
     term: Term,
     highest: Option<FencingToken>,
+    /// What the node sent that its lease may be dated from.
+    lease: LeaseWatch,
 }
 
 impl Observed {
@@ -48,6 +53,7 @@ impl Observed {
             clock: None,
             term: node.term(),
             highest: node.highest_token(),
+            lease: LeaseWatch::default(),
         }
     }
 
@@ -59,11 +65,12 @@ impl Observed {
     }
 }
 
-/// What one input is allowed to queue, per expired timer for a timeout.
-#[derive(Clone, Copy)]
+/// What one input is allowed to queue: one message per member, per expired
+/// timer for a timeout.
+#[derive(Clone, Copy, Debug)]
 enum Bound {
     Input,
-    Timeout,
+    Timeout { expired: usize },
 }
 
 fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
@@ -112,8 +119,8 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
             }
             Input::Timeout { at } => {
                 now = now.max(at);
-                timeout(&mut node, &mut seen, at);
-                Bound::Timeout
+                let expired = timeout(&mut node, &mut seen, at);
+                Bound::Timeout { expired }
             }
             Input::Clock { to } => {
                 now = to;
@@ -128,7 +135,7 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 Bound::Input
             }
             Input::StepDown => {
-                let leading = node.role() == bully_core::Role::Leader;
+                let leading = node.role() == Role::Leader;
                 assert_eq!(node.step_down(seen.feed(now)), leading);
                 Bound::Input
             }
@@ -166,9 +173,11 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 };
                 if durable {
                     assert_eq!(node.durable_state(), state);
-                    // The term persisted; the accepted token lives in memory only.
+                    // The term persisted; the accepted token lives in memory only,
+                    // and so does the lease.
                     seen = Observed {
                         highest: node.highest_token(),
+                        lease: LeaseWatch::default(),
                         ..seen
                     };
                 } else {
@@ -186,8 +195,16 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
     Ok(())
 }
 
-fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) {
+/// `handle_timeout(at)`, returning how many timers had expired.
+fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) -> usize {
     let now = seen.feed(at);
+    let expired = node.expired_timers(now);
+    assert_eq!(
+        expired == 0,
+        node.poll_timeout().is_none_or(|next| next > now),
+        "expired_timers({now:?}) is {expired} with the next deadline at {:?}",
+        node.poll_timeout()
+    );
     node.handle_timeout(now);
     assert!(
         node.poll_timeout().is_none_or(|next| next > now),
@@ -195,17 +212,29 @@ fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) {
         node.poll_timeout(),
         now
     );
+    expired
 }
 
 fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_before: usize) {
     let fan_out = members_before.max(node.members().len());
     let limit = match bound {
         Bound::Input => fan_out,
-        Bound::Timeout => fan_out * TIMERS,
+        Bound::Timeout { expired } => fan_out * expired,
     };
+    // The instant the node took this input at (`restore` takes none, and sends
+    // nothing).
+    let now = seen.clock;
+    if members_before == 1 || node.members().len() == 1 {
+        if let Some(now) = now {
+            seen.lease.alone(now);
+        }
+    }
     let mut sent = 0;
     while let Some(transmit) = node.poll_transmit() {
         sent += 1;
+        if let Some(now) = now {
+            seen.lease.sent(&transmit.message, now);
+        }
         assert_ne!(transmit.to, node.id(), "sent to itself: {transmit:?}");
         assert!(
             node.members().contains(&transmit.to),
@@ -214,10 +243,14 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     }
     assert!(
         sent <= limit,
-        "one input queued {sent} transmits, more than {limit}"
+        "one input queued {sent} transmits, more than {limit} ({bound:?}, {fan_out} members)"
     );
     let floor = seen.highest;
     while let Some(event) = node.poll_event() {
+        assert!(
+            !matches!(bound, Bound::Timeout { expired: 0 }),
+            "handle_timeout with no timer expired emitted {event:?}"
+        );
         if let Event::LeaderElected { leader, term } = event {
             let token = FencingToken { term, leader };
             assert!(
@@ -244,6 +277,16 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
             "S3: follows {leader} below {floor:?}"
         );
     }
+    let leading = node
+        .leader()
+        .filter(|leader| leader.id == node.id() && node.role() == Role::Leader)
+        .map(|leader| leader.term);
+    seen.lease.check(LeaseView {
+        leading,
+        quorum: node.config().quorum() != Quorum::None,
+        until: node.exclusive_until(),
+        lease: node.config().leader_lease(),
+    });
     seen.term = node.term();
     seen.highest = node.highest_token();
 }

@@ -64,12 +64,12 @@ fn decode_frames(u: &mut Unstructured<'_>) -> Result<()> {
         if u.is_empty() {
             break;
         }
-        let frame = match u.int_in_range(0..=2)? {
-            0 => Vec::<u8>::arbitrary(u)?,
-            1 => sealed_frame(u, keyed)?,
+        let (frame, valid) = match u.int_in_range(0..=2)? {
+            0 => (Vec::<u8>::arbitrary(u)?, None),
+            1 => (sealed_frame(u, keyed)?, None),
             _ => mutated_frame(u, keyed)?,
         };
-        check_decode(&mut receiver, keyed, &frame);
+        check_decode(&mut receiver, keyed, &frame, valid.as_deref());
     }
     Ok(())
 }
@@ -167,8 +167,9 @@ fn encoded_body(u: &mut Unstructured<'_>, keyed: bool) -> Result<Vec<u8>> {
 }
 
 /// A valid frame of an arbitrary message from a member, with a few bytes changed,
-/// cut or added.
-fn mutated_frame(u: &mut Unstructured<'_>, keyed: bool) -> Result<Vec<u8>> {
+/// cut or added; and the valid frame it was made from (none if the message did
+/// not fit in a frame).
+fn mutated_frame(u: &mut Unstructured<'_>, keyed: bool) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
     let from = WIRE_MEMBERS[u.int_in_range(1..=2)?];
     let mut sender = codec(
         from,
@@ -182,21 +183,45 @@ fn mutated_frame(u: &mut Unstructured<'_>, keyed: bool) -> Result<Vec<u8>> {
     for _ in 0..u.int_in_range(0..=3)? {
         let _ = sender.encode(RECEIVER, &message, &mut frame);
     }
-    let _ = sender.encode(RECEIVER, &message, &mut frame);
+    let valid = sender
+        .encode(RECEIVER, &message, &mut frame)
+        .ok()
+        .map(|()| frame.clone());
     for _ in 0..u.int_in_range(0..=3)? {
-        match u.int_in_range(0..=2)? {
+        match u.int_in_range(0..=5)? {
+            // A bit or a few flipped, a byte set, one removed (anywhere: header,
+            // body or tag).
             0 if !frame.is_empty() => {
                 let at = u.choose_index(frame.len())?;
                 frame[at] ^= u8::arbitrary(u)?;
             }
-            1 => frame.truncate(u.int_in_range(0..=frame.len())?),
-            _ => frame.push(u8::arbitrary(u)?),
+            1 if !frame.is_empty() => {
+                let at = u.choose_index(frame.len())?;
+                frame[at] = u8::arbitrary(u)?;
+            }
+            2 if !frame.is_empty() => {
+                let at = u.choose_index(frame.len())?;
+                frame.remove(at);
+            }
+            // Cut short, a byte inserted, bytes appended.
+            3 => frame.truncate(u.int_in_range(0..=frame.len())?),
+            4 => {
+                let at = u.int_in_range(0..=frame.len())?;
+                frame.insert(at, u8::arbitrary(u)?);
+            }
+            _ => {
+                for _ in 0..u.int_in_range(1..=4)? {
+                    frame.push(u8::arbitrary(u)?);
+                }
+            }
         }
     }
-    Ok(frame)
+    Ok((frame, valid))
 }
 
-fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8]) {
+/// Decodes `frame`, made from the valid frame `valid` (if any), and checks what
+/// the receiver did with it.
+fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8], valid: Option<&[u8]>) {
     let rejected = receiver.stats().rejected();
     let Ok((from, message)) = receiver.decode(frame) else {
         assert_eq!(
@@ -208,6 +233,17 @@ fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8]) {
     };
     if tracing() {
         eprintln!("accepted from {from}: {message}");
+    }
+    // A frame changed in any way is refused. Under a key the tag is an HMAC that
+    // only the cluster's members can compute; without one it is a SHA-256 of the
+    // frame, which catches every change short of a recomputed checksum (and the
+    // target never recomputes one for a changed frame).
+    if let Some(valid) = valid {
+        assert!(
+            frame == valid,
+            "accepted {message} from {from} in a frame changed from a valid one \
+             (keyed: {keyed}):\n  valid   {valid:02x?}\n  changed {frame:02x?}"
+        );
     }
     assert!(
         from != RECEIVER && WIRE_MEMBERS.contains(&from),
@@ -227,4 +263,47 @@ fn check_decode(receiver: &mut Codec, keyed: bool, frame: &[u8]) {
         matches!(receiver.decode(frame), Err(WireError::Replayed { .. })),
         "a frame is accepted once"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    //! The tampering oracle fails on a hand-built case that breaks it.
+
+    use super::*;
+
+    /// Two valid frames from member 2 to the receiver, of sequences 1 and 2.
+    fn two_frames(keyed: bool) -> (Vec<u8>, Vec<u8>) {
+        let mut sender = codec(NodeId(2), 1, keyed, MAX_FRAME_LEN);
+        let message = Message::Election {
+            term: bully_core::Term(4),
+        };
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        sender.encode(RECEIVER, &message, &mut first).unwrap();
+        sender.encode(RECEIVER, &message, &mut second).unwrap();
+        (first, second)
+    }
+
+    #[test]
+    fn a_flipped_bit_anywhere_in_a_keyed_frame_is_refused() {
+        let (valid, _) = two_frames(true);
+        let mut receiver = codec(RECEIVER, 1, true, MAX_FRAME_LEN);
+        for at in 0..valid.len() {
+            let mut changed = valid.clone();
+            changed[at] ^= 1 << (at % 8);
+            check_decode(&mut receiver, true, &changed, Some(&valid));
+        }
+        assert_eq!(receiver.stats().rejected(), valid.len() as u64);
+        // The valid frame itself is still accepted once.
+        check_decode(&mut receiver, true, &valid, Some(&valid));
+    }
+
+    #[test]
+    #[should_panic(expected = "changed from a valid one")]
+    fn a_changed_frame_that_is_accepted_fails_the_check() {
+        // The second frame differs from the first (its sequence and tag), and
+        // the receiver accepts it: as the check sees it, a change got through.
+        let (first, second) = two_frames(true);
+        let mut receiver = codec(RECEIVER, 1, true, MAX_FRAME_LEN);
+        check_decode(&mut receiver, true, &second, Some(&first));
+    }
 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use bully_core::sim::chaos::Action;
+use bully_core::sim::chaos::{Action, Settle};
 use bully_core::sim::{Simulation, TraceEntry};
 use bully_core::{Algorithm, Config, Message, NodeId, Preemption, Quorum};
 
@@ -23,7 +23,8 @@ const MAX_ACTIONS: usize = 48;
 /// strangers. S1 to S3 (and, with a quorum, exclusive leadership) hold after every
 /// step; then every fault is healed, a quiet period passes, and L1 holds: every
 /// live member names the highest live member (a majority of them, with a quorum;
-/// under `Preemption::Never`, any one leader).
+/// under `Preemption::Never`, any one leader), and L2: they agreed within
+/// `Config::settle_bound` of the faults stopping.
 pub fn cluster(data: &[u8]) {
     let _ = drive_cluster(&mut Unstructured::new(data));
 }
@@ -92,7 +93,24 @@ fn drive_cluster(u: &mut Unstructured<'_>) -> Result<()> {
         settle.leader,
         context(&sim, &done)
     );
+    assert_eq!(settle.bound, config.settle_bound(members.len()));
+    check_l2(&settle, electable, || context(&sim, &done));
     Ok(())
+}
+
+/// L2: where a leader can be elected, every live member agreed on it within the
+/// bound the configuration computes (`Config::settle_bound`), counted as the
+/// simulator's `heal_and_settle` counts it: from the moment the last message sent
+/// under the faults has landed to the start of the agreement that lasted.
+fn check_l2(settle: &Settle, electable: bool, context: impl FnOnce() -> String) {
+    if electable && !settle.within_bound() {
+        panic!(
+            "L2: agreement after {:?}, bound {:?}: {}",
+            settle.converged_after,
+            settle.bound,
+            context()
+        );
+    }
 }
 
 /// One thing the `cluster` target does to the simulation.
@@ -208,5 +226,41 @@ fn apply(sim: &mut Simulation, step: &Step) {
         Step::Forge { from, to, message } => {
             let _ = sim.inject(*from, *to, message.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The L2 oracle fails on hand-built settlements that break it.
+
+    use super::*;
+
+    const BOUND: Duration = Duration::from_millis(4_000);
+
+    fn settled(after: Option<Duration>) -> Settle {
+        Settle {
+            leader: after.map(|_| NodeId(3)),
+            converged_after: after,
+            bound: BOUND,
+        }
+    }
+
+    #[test]
+    fn agreement_within_the_bound_passes_and_no_leader_to_elect_needs_none() {
+        check_l2(&settled(Some(BOUND)), true, String::new);
+        check_l2(&settled(None), false, String::new);
+    }
+
+    #[test]
+    #[should_panic(expected = "L2: agreement after Some(4.001s)")]
+    fn agreement_a_millisecond_late_fails() {
+        let late = BOUND + Duration::from_millis(1);
+        check_l2(&settled(Some(late)), true, String::new);
+    }
+
+    #[test]
+    #[should_panic(expected = "L2: agreement after None")]
+    fn no_agreement_where_a_leader_can_be_elected_fails() {
+        check_l2(&settled(None), true, String::new);
     }
 }

@@ -231,6 +231,9 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     }
     let mut sent = 0;
     while let Some(transmit) = node.poll_transmit() {
+        if tracing() {
+            eprintln!("    -> {transmit:?}");
+        }
         sent += 1;
         if let Some(now) = now {
             seen.lease.sent(&transmit.message, now);

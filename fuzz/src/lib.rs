@@ -1,8 +1,10 @@
 //! The fuzz targets of bully-core as plain functions of the fuzzer's bytes, one
-//! file per target: libFuzzer calls them through `fuzz_targets/*.rs` (nightly,
-//! `cargo fuzz run`), and `bully-core/tests/fuzz_corpus.rs` includes this file
-//! and calls them on every committed input under `fuzz/corpus/<target>/` on
-//! stable.
+//! file per target, and a runner for them without libFuzzer: libFuzzer calls
+//! them through `fuzz_targets/*.rs` (nightly, `cargo fuzz run`); the stable
+//! runner ([`runner`], the `fuzz-stable` command of `fuzz/stable`) feeds them
+//! the committed corpus and inputs mutated from it; and
+//! `bully-core/tests/fuzz_corpus.rs` includes this file to do the same from
+//! `cargo test`.
 //!
 //! Each function reads its choices from the bytes with
 //! [`arbitrary::Unstructured`]; running out of bytes ends the run quietly. A
@@ -16,7 +18,9 @@
 
 mod cluster;
 mod decode;
+pub mod mutate;
 mod node;
+pub mod runner;
 
 pub use cluster::cluster;
 pub use decode::decode;

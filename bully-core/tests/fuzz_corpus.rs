@@ -49,6 +49,7 @@ fn replay(name: &str) {
         max_len: 4096,
         inflight: None,
         progress: None,
+        keep_going: false,
     };
     let outcome = runner::replay(target, &corpus, None)
         .and_then(|()| runner::search(target, &inputs, &search).map(|_| ()));

@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -130,15 +131,36 @@ pub struct Search {
     pub inflight: Option<PathBuf>,
     /// Print a progress line this often.
     pub progress: Option<Duration>,
+    /// Go on after a crash (libFuzzer's `-ignore_crashes`), keeping the first
+    /// crash of each kind ([`Searched::crashes`]): one known bug then hides no
+    /// other.
+    pub keep_going: bool,
 }
 
 /// What a search did.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Searched {
     /// Inputs run.
     pub inputs: u64,
     /// Wall time.
     pub elapsed: Duration,
+    /// With [`Search::keep_going`]: the first crash of each kind (its message
+    /// with the numbers taken out), and how many inputs crashed that way.
+    pub crashes: Vec<(Crash, u64)>,
+}
+
+/// A crash's kind: its message with every number taken out, so that the same
+/// broken check with other ids, terms or counts is one kind.
+pub fn crash_kind(message: &str) -> String {
+    let mut kind = String::with_capacity(message.len());
+    for c in message.chars() {
+        if !c.is_ascii_digit() {
+            kind.push(c);
+        } else if !kind.ends_with('#') {
+            kind.push('#');
+        }
+    }
+    kind
 }
 
 /// Runs `target` on inputs mutated from `corpus` until `search.inputs` ran, the
@@ -147,16 +169,21 @@ pub fn search(target: Target, corpus: &[Vec<u8>], search: &Search) -> Result<Sea
     let threads = search.threads.max(1);
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
+    let kept = Mutex::new(Vec::new());
     let start = Instant::now();
     let crash = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|thread| {
                 let quota = share(search.inputs, threads, thread);
-                let (stop, done) = (&stop, &done);
+                let shared = Shared {
+                    stop: &stop,
+                    done: &done,
+                    kept: &kept,
+                };
                 std::thread::Builder::new()
                     .name(format!("fuzz-{thread}"))
                     .spawn_scoped(scope, move || {
-                        worker(target, corpus, search, (thread, quota), (stop, done), start)
+                        worker(target, corpus, search, (thread, quota), shared, start)
                     })
                     .expect("a thread for the search")
             })
@@ -190,6 +217,9 @@ pub fn search(target: Target, corpus: &[Vec<u8>], search: &Search) -> Result<Sea
         None => Ok(Searched {
             inputs: done.load(Ordering::Relaxed),
             elapsed: start.elapsed(),
+            crashes: kept
+                .into_inner()
+                .unwrap_or_else(|poison| poison.into_inner()),
         }),
     }
 }
@@ -203,14 +233,41 @@ fn share(total: u64, threads: usize, thread: usize) -> u64 {
     total / threads + u64::from((thread as u64) < total % threads)
 }
 
+/// What the search's threads share.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    stop: &'a AtomicBool,
+    done: &'a AtomicU64,
+    kept: &'a Mutex<Vec<(Crash, u64)>>,
+}
+
+impl Shared<'_> {
+    /// Keeps `crash` if it is the first of its kind, else counts it.
+    fn keep(&self, crash: Crash) {
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let kind = crash_kind(&crash.message);
+        match kept
+            .iter_mut()
+            .find(|(seen, _)| crash_kind(&seen.message) == kind)
+        {
+            Some((_, count)) => *count += 1,
+            None => kept.push((crash, 1)),
+        }
+    }
+}
+
 fn worker(
     target: Target,
     corpus: &[Vec<u8>],
     search: &Search,
     (thread, quota): (usize, u64),
-    (stop, done): (&AtomicBool, &AtomicU64),
+    shared: Shared<'_>,
     start: Instant,
 ) -> Result<(), Crash> {
+    let Shared { stop, done, .. } = shared;
     let mut mutator = Mutator::new(search.seed, thread as u64, search.max_len);
     let mut holder = match &search.inflight {
         Some(dir) => Some(
@@ -233,16 +290,20 @@ fn worker(
             holder.hold(&input);
         }
         if let Err(message) = run_one(target, &input) {
-            stop.store(true, Ordering::Relaxed);
-            return Err(Crash {
-                input,
+            let crash = Crash {
+                input: input.clone(),
                 message,
                 found: format!(
                     "thread {thread} (stream {thread} of seed {:#x}), input {}",
                     search.seed,
                     ran + 1
                 ),
-            });
+            };
+            if !search.keep_going {
+                stop.store(true, Ordering::Relaxed);
+                return Err(crash);
+            }
+            shared.keep(crash);
         }
         ran += 1;
         done.fetch_add(1, Ordering::Relaxed);
@@ -327,6 +388,7 @@ mod tests {
             max_len: 64,
             inflight: None,
             progress: None,
+            keep_going: false,
         }
     }
 
@@ -348,6 +410,33 @@ mod tests {
         };
         let searched = search(never, &corpus, &options(1_001, 2)).expect("no crash");
         assert_eq!(searched.inputs, 1_001);
+    }
+
+    #[test]
+    fn going_on_after_crashes_keeps_the_first_of_each_kind() {
+        let two_bugs = Target {
+            name: "two bugs",
+            run: |data| match data.first() {
+                Some(&byte) if byte >= 0xF0 => panic!("{byte} is too high"),
+                Some(&byte) if byte < 0x10 => panic!("{byte} is too low"),
+                _ => {}
+            },
+        };
+        let corpus = vec![vec![0x80, 1, 2, 3]];
+        let search = Search {
+            keep_going: true,
+            ..options(20_000, 2)
+        };
+        let searched = super::search(two_bugs, &corpus, &search).expect("it goes on");
+        assert_eq!(searched.inputs, 20_000);
+        let mut kinds: Vec<String> = searched
+            .crashes
+            .iter()
+            .map(|(crash, _)| crash_kind(&crash.message))
+            .collect();
+        kinds.sort();
+        assert_eq!(kinds, ["# is too high", "# is too low"]);
+        assert!(searched.crashes.iter().all(|&(_, count)| count >= 1));
     }
 
     #[test]

@@ -31,6 +31,7 @@ Environment:
   BULLY_FUZZ_SEED     the seed (decimal or 0x-hex; default: from the clock)
   BULLY_FUZZ_THREADS  threads, each on its own stream of the seed (default: cores)
   BULLY_FUZZ_MAX_LEN  longest input made (default: 4096, or the longest corpus file)
+  BULLY_FUZZ_KEEP_GOING=1  go on after a crash, and save the first of each kind
   BULLY_FUZZ_TRACE    the targets print what they do (use with one FILE)";
 
 /// Set in the child that does the work.
@@ -83,6 +84,7 @@ struct Settings {
     seconds: Option<f64>,
     threads: usize,
     max_len: Option<usize>,
+    keep_going: bool,
 }
 
 impl Settings {
@@ -106,6 +108,7 @@ impl Settings {
                 std::thread::available_parallelism().map_or(1, |cores| cores.get())
             }),
             max_len: parse_env("BULLY_FUZZ_MAX_LEN", |v| v.parse().ok())?,
+            keep_going: std::env::var("BULLY_FUZZ_KEEP_GOING").is_ok_and(|v| v == "1"),
         })
     }
 }
@@ -212,7 +215,7 @@ fn work(target: Target, fuzz: &Path, settings: &Settings) -> ExitCode {
     let inflight = artifacts.join(target.name);
     let start = std::time::Instant::now();
     if let Err(crash) = runner::replay(target, &corpus, Some(&inflight.join("inflight-corpus"))) {
-        return report(target, &artifacts, settings, &crash);
+        return report(target, &artifacts, &crash);
     }
     let _ = std::fs::remove_file(inflight.join("inflight-corpus"));
     let replayed = start.elapsed();
@@ -226,7 +229,13 @@ fn work(target: Target, fuzz: &Path, settings: &Settings) -> ExitCode {
         max_len: settings.max_len.unwrap_or(longest.max(4096)),
         inflight: Some(inflight),
         progress: Some(PROGRESS),
+        keep_going: settings.keep_going,
     };
+    if search.keep_going {
+        // Every crash's message is reported below, once per kind: the default
+        // hook would print each of thousands.
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     let limit = match (search.inputs, settings.seconds) {
         (u64::MAX, Some(seconds)) => format!("for {seconds} s"),
         (inputs, Some(seconds)) => format!("{inputs} inputs or {seconds} s"),
@@ -246,24 +255,37 @@ fn work(target: Target, fuzz: &Path, settings: &Settings) -> ExitCode {
     match runner::search(target, &corpus, &search) {
         Ok(searched) => {
             let secs = searched.elapsed.as_secs_f64();
+            let crashed: u64 = searched.crashes.iter().map(|&(_, count)| count).sum();
             eprintln!(
-                "fuzz-stable {}: {} inputs in {secs:.1} s ({:.0}/s), no crash (seed {:#x})",
+                "fuzz-stable {}: {} inputs in {secs:.1} s ({:.0}/s), {} (seed {:#x})",
                 target.name,
                 searched.inputs,
                 searched.inputs as f64 / secs,
+                match crashed {
+                    0 => "no crash".to_owned(),
+                    n => format!("{n} crashed, {} kinds", searched.crashes.len()),
+                },
                 search.seed
             );
-            ExitCode::SUCCESS
+            for (crash, count) in &searched.crashes {
+                eprintln!("\n{count} inputs crashed as this one did:");
+                report(target, &artifacts, crash);
+            }
+            if searched.crashes.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
-        Err(crash) => report(target, &artifacts, settings, &crash),
+        Err(crash) => report(target, &artifacts, &crash),
     }
 }
 
 /// Saves a crash and says where, what, and how to replay it.
-fn report(target: Target, artifacts: &Path, settings: &Settings, crash: &Crash) -> ExitCode {
+fn report(target: Target, artifacts: &Path, crash: &Crash) -> ExitCode {
     eprintln!(
-        "\nfuzz-stable {}: CRASH in {} (seed {:#x})\n  panic: {}",
-        target.name, crash.found, settings.seed, crash.message
+        "\nfuzz-stable {}: CRASH in {}\n  panic: {}",
+        target.name, crash.found, crash.message
     );
     match runner::save_crash(artifacts, target.name, &crash.input) {
         Ok(path) => print_replay(target, &path),

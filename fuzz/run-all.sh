@@ -51,7 +51,10 @@ if nightly_fuzz; then
     else
       outcome="CRASH"
       failed+=("$target")
-      grep -v '^#[0-9]' "$log" | tail -n 40
+      # The panic, the failing input and how to replay it (or, for a crash
+      # without a panic, the end of the log).
+      sed -n '/panicked at\|deadly signal\|ERROR: libFuzzer/,/cargo fuzz tmin/p' "$log" |
+        grep -v '^ *[0-9]*: \|^ *at ' | head -n 60 || tail -n 40 "$log"
     fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     echo "fuzz $target: ${runs:-?} executions in $((SECONDS - start)) s, $outcome"

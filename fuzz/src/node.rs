@@ -224,10 +224,8 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     // The instant the node took this input at (`restore` takes none, and sends
     // nothing).
     let now = seen.clock;
-    if members_before == 1 || node.members().len() == 1 {
-        if let Some(now) = now {
-            seen.lease.alone(now);
-        }
+    if let Some(now) = now.filter(|_| members_before == 1 || node.members().len() == 1) {
+        seen.lease.alone(now);
     }
     let mut sent = 0;
     while let Some(transmit) = node.poll_transmit() {

@@ -191,17 +191,18 @@ pub fn search(target: Target, corpus: &[Vec<u8>], search: &Search) -> Result<Sea
         let mut last_report = start;
         while !workers.iter().all(|worker| worker.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            if let Some(every) = search.progress {
-                if last_report.elapsed() >= every {
-                    last_report = Instant::now();
-                    let ran = done.load(Ordering::Relaxed);
-                    let secs = start.elapsed().as_secs_f64();
-                    eprintln!(
-                        "{}: {ran} inputs in {secs:.0} s ({:.0}/s)",
-                        target.name,
-                        ran as f64 / secs
-                    );
-                }
+            if search
+                .progress
+                .is_some_and(|every| last_report.elapsed() >= every)
+            {
+                last_report = Instant::now();
+                let ran = done.load(Ordering::Relaxed);
+                let secs = start.elapsed().as_secs_f64();
+                eprintln!(
+                    "{}: {ran} inputs in {secs:.0} s ({:.0}/s)",
+                    target.name,
+                    ran as f64 / secs
+                );
             }
         }
         workers
@@ -398,7 +399,7 @@ mod tests {
         let crash = search(FRAGILE, &corpus, &options(100_000, 2)).expect_err("found");
         assert_eq!(crash.input.first(), Some(&0xB0));
         assert_eq!(crash.message, "a 0xB0 got in");
-        assert!(crash.found.contains("seed 11"), "{}", crash.found);
+        assert!(crash.found.contains("seed 0xb"), "{}", crash.found);
     }
 
     #[test]

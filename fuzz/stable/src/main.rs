@@ -181,23 +181,28 @@ fn find_killer(
         })
         .unwrap_or_default();
     held.sort();
-    for file in &held {
-        let alone = Command::new(exe)
+    let killer = held.iter().find(|file| {
+        Command::new(exe)
             .arg(target.name)
             .arg(file)
             .env(WORKER, "1")
-            .status();
-        if alone.is_ok_and(|alone| !alone.success()) {
-            let input = std::fs::read(file).unwrap_or_default();
-            let _ = std::fs::remove_file(file);
+            .status()
+            .is_ok_and(|alone| !alone.success())
+    });
+    let input = killer.map(|file| std::fs::read(file).unwrap_or_default());
+    for file in &held {
+        let _ = std::fs::remove_file(file);
+    }
+    match input {
+        Some(input) => {
+            eprintln!("fuzz-stable {}: this input kills it alone", target.name);
             match runner::save_crash(&fuzz.join("artifacts"), target.name, &input) {
                 Ok(path) => print_replay(target, &path),
                 Err(error) => eprintln!("fuzz-stable: could not save the crash: {error}"),
             }
-            return ExitCode::FAILURE;
         }
+        None => eprintln!("fuzz-stable: no in-flight input kills it alone"),
     }
-    eprintln!("fuzz-stable: no in-flight input kills it alone");
     ExitCode::FAILURE
 }
 

@@ -693,6 +693,32 @@ impl Node {
         self.timers.next_timeout()
     }
 
+    /// How many timers [`handle_timeout(now)`](Node::handle_timeout) would fire:
+    /// those armed for `now` or earlier (an instant before the latest one this
+    /// node has seen counts as that one, as every input does). Zero when the call
+    /// would be a no-op.
+    ///
+    /// The output bound is per expired timer (see [`Node`]): a fuzzer or a test
+    /// reads this before `handle_timeout` to know what the call may send. The
+    /// work of a timer arms timers only for later instants (every delay is
+    /// positive), so this is the number of timers the call fires.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use bully_core::{Config, Node, NodeId};
+    /// let mut node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default())?;
+    /// let now = Instant::now();
+    /// node.start(now);
+    /// assert_eq!(node.expired_timers(now), 0, "nothing is due yet");
+    /// let due = node.poll_timeout().expect("it waits for something");
+    /// assert_eq!(node.expired_timers(due), 1);
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn expired_timers(&self, now: Instant) -> usize {
+        let now = self.latest.map_or(now, |latest| latest.max(now));
+        self.timers.expired(now)
+    }
+
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
             Timer::Heartbeat => self.send_heartbeats(now),

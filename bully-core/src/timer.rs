@@ -78,6 +78,15 @@ impl TimerTable {
         }
     }
 
+    /// How many armed deadlines lie at or before `now`.
+    pub(crate) fn expired(&self, now: Instant) -> usize {
+        self.deadlines
+            .iter()
+            .flatten()
+            .filter(|&&at| at <= now)
+            .count()
+    }
+
     /// The earliest armed deadline.
     pub(crate) fn next_timeout(&self) -> Option<Instant> {
         self.deadlines.iter().flatten().min().copied()

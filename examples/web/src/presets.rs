@@ -1,4 +1,4 @@
-//! Seed 004's five experiments with six dancers, as scenarios the page loads with
+//! The "Bully Algorithm Dance"'s five experiments with six dancers, as scenarios the page loads with
 //! one click. Each is the script `bully_core::sim::scenario::seed004_experiment`
 //! runs, written down as timed actions: the instants come from running that
 //! script on a scratch simulation, the die from the same seeded generator, so the
@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::WebError;
-use crate::scenario::{Action, Scenario, Settings, Timed};
+use crate::scenario::{Action, SCENARIO_VERSION, Scenario, Settings, Timed};
 use crate::session::micros;
 
 /// Seed 004's dancers.
@@ -91,6 +91,7 @@ pub fn seed004(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
         _ => return Err(WebError::Preset(number)),
     };
     Ok(Scenario {
+        version: SCENARIO_VERSION,
         settings,
         actions,
         now_us: 0,

@@ -23,9 +23,9 @@ pub enum WebError {
     Seed(u64),
     /// A scenario (link, pasted text or file) that cannot be loaded: where in it,
     /// and what is wrong there.
-    #[error("{place}: {problem}")]
+    #[error("{}", placed(.place, .problem))]
     Scenario {
-        /// Where: "the text", "settings", "action 3", ...
+        /// Where: "settings.n", "action 3", ...; empty for the whole text.
         place: String,
         /// What is wrong, and what would be right.
         problem: String,
@@ -65,6 +65,15 @@ pub enum WebError {
     /// The simulator refused (a bad config; the checks above catch the rest first).
     #[error(transparent)]
     Sim(#[from] SimError),
+}
+
+/// "place: problem", or the problem alone when it concerns the whole text.
+fn placed(place: &str, problem: &str) -> String {
+    if place.is_empty() {
+        problem.to_owned()
+    } else {
+        format!("{place}: {problem}")
+    }
 }
 
 impl WebError {

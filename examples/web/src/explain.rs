@@ -13,12 +13,17 @@ use crate::paper;
 use crate::scenario::{AlgorithmChoice, QuorumChoice};
 use crate::session::Session;
 
-/// Soundarabai et al.'s paper, by its title.
-pub const SOUNDARABAI: &str =
+/// Soundarabai et al.'s paper, by its authors and title.
+pub const SOUNDARABAI_PAPER: &str =
     "Soundarabai et al., \"Improved Bully Election Algorithm for Distributed Systems\"";
 /// The lecture notes that give the synchronous model's timing, the best case and
 /// the ring, by their title.
-pub const LECTURE_NOTES: &str = "\"Election Algorithm in Distributed Systems\" (lecture notes)";
+pub const LECTURE_NOTES_TITLE: &str =
+    "\"Election Algorithm in Distributed Systems\" (lecture notes)";
+/// How a row names the paper (the full title is in [`Explanation::sources`]).
+const SOUNDARABAI: &str = "Soundarabai et al.";
+/// How a row names the lecture notes.
+const LECTURE_NOTES: &str = "the lecture notes \"Election Algorithm in Distributed Systems\"";
 
 /// What the page shows beside the measured count.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -199,7 +204,7 @@ fn fresh(algorithm: AlgorithmChoice, n: u64, p: u64, measured: u64) -> Explanati
                 measured,
                 rows,
                 why: Some(why),
-                sources: vec![SOUNDARABAI],
+                sources: vec![SOUNDARABAI_PAPER],
             }
         }
         AlgorithmChoice::Modified => {
@@ -255,7 +260,7 @@ fn fresh(algorithm: AlgorithmChoice, n: u64, p: u64, measured: u64) -> Explanati
                 measured,
                 rows,
                 why: Some(why),
-                sources: vec![SOUNDARABAI],
+                sources: vec![SOUNDARABAI_PAPER],
             }
         }
         AlgorithmChoice::Ring => Explanation {
@@ -273,7 +278,7 @@ fn fresh(algorithm: AlgorithmChoice, n: u64, p: u64, measured: u64) -> Explanati
                 "No count is published for the ring: {LECTURE_NOTES} describe it without one, and \
                  Soundarabai et al.'s Table 1 compares the two Bully algorithms only."
             )),
-            sources: vec![LECTURE_NOTES],
+            sources: vec![LECTURE_NOTES_TITLE],
         },
     }
 }
@@ -345,7 +350,7 @@ fn crashed_coordinator(
                 "Classic Bully, the coordinator crashed",
                 rows,
                 why,
-                vec![SOUNDARABAI, LECTURE_NOTES],
+                vec![SOUNDARABAI_PAPER, LECTURE_NOTES_TITLE],
             )
         }
         AlgorithmChoice::Modified => {
@@ -382,7 +387,7 @@ fn crashed_coordinator(
                 "Modified Bully, the coordinator crashed",
                 rows,
                 why,
-                vec![SOUNDARABAI, LECTURE_NOTES],
+                vec![SOUNDARABAI_PAPER, LECTURE_NOTES_TITLE],
             )
         }
         AlgorithmChoice::Ring => {
@@ -407,7 +412,7 @@ fn crashed_coordinator(
                 "Ring, the coordinator crashed",
                 vec![row(derived, formula, value, measured)],
                 why.to_owned(),
-                vec![LECTURE_NOTES],
+                vec![LECTURE_NOTES_TITLE],
             )
         }
     };
@@ -504,6 +509,6 @@ fn unknowing(algorithm: AlgorithmChoice, n: u64, p: u64, measured: u64) -> Expla
         measured,
         rows,
         why: Some(why),
-        sources: vec![SOUNDARABAI, LECTURE_NOTES],
+        sources: vec![SOUNDARABAI_PAPER, LECTURE_NOTES_TITLE],
     }
 }

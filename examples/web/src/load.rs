@@ -23,9 +23,9 @@ const ACTIONS: &str =
 pub(crate) fn scenario(text: &str) -> Result<Scenario, WebError> {
     if text.len() > MAX_SCENARIO_BYTES {
         return Err(WebError::scenario(
-            "the scenario",
+            "",
             format!(
-                "it is {} bytes long; a scenario is at most {MAX_SCENARIO_BYTES} bytes (1 MiB)",
+                "the text is {} bytes long; a scenario is at most {MAX_SCENARIO_BYTES} bytes (1 MiB)",
                 text.len()
             ),
         ));
@@ -34,12 +34,8 @@ pub(crate) fn scenario(text: &str) -> Result<Scenario, WebError> {
         return Err(WebError::Empty);
     }
     let value: Value = serde_json::from_str(text).map_err(not_json)?;
-    let root = object(&value, "the scenario")?;
-    only(
-        root,
-        "the scenario",
-        &["version", "settings", "actions", "now_us"],
-    )?;
+    let root = object(&value, "")?;
+    only(root, "", &["version", "settings", "actions", "now_us"])?;
     let version = match root.get("version") {
         None => 1,
         Some(v) => whole(v, "version", 0, u64::MAX)?,
@@ -53,9 +49,9 @@ pub(crate) fn scenario(text: &str) -> Result<Scenario, WebError> {
             ),
         ));
     }
-    let settings = settings(required(root, "settings", "the scenario")?)?;
-    let now_us = time(required(root, "now_us", "the scenario")?, "now_us")?;
-    let list = required(root, "actions", "the scenario")?
+    let settings = settings(required(root, "settings", "")?)?;
+    let now_us = time(required(root, "now_us", "")?, "now_us")?;
+    let list = required(root, "actions", "")?
         .as_array()
         .ok_or_else(|| WebError::scenario("actions", "must be a list ([...]) of actions"))?;
     if list.len() > MAX_ACTIONS {
@@ -309,14 +305,21 @@ fn not_json(error: serde_json::Error) -> WebError {
              a scenario starts with {{\"version\""
         ),
     };
-    WebError::scenario("the scenario", problem)
+    WebError::scenario("", problem)
 }
 
 fn object<'a>(value: &'a Value, place: &str) -> Result<&'a Map<String, Value>, WebError> {
     value.as_object().ok_or_else(|| {
         WebError::scenario(
             place,
-            format!("must be an object ({{...}}), not {}", shown(value)),
+            if place.is_empty() {
+                format!(
+                    "this is not a scenario: a scenario is an object ({{...}}), not {}",
+                    shown(value)
+                )
+            } else {
+                format!("must be an object ({{...}}), not {}", shown(value))
+            },
         )
     })
 }
@@ -338,10 +341,7 @@ fn only(map: &Map<String, Value>, place: &str, allowed: &[&str]) -> Result<(), W
     match map.keys().find(|key| !allowed.contains(&key.as_str())) {
         Some(key) => Err(WebError::scenario(
             place.to_owned(),
-            format!(
-                "\"{key}\" is not one of its fields ({})",
-                allowed.join(", ")
-            ),
+            format!("\"{key}\" is not one of the fields {}", allowed.join(", ")),
         )),
         None => Ok(()),
     }

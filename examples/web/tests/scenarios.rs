@@ -37,7 +37,7 @@ fn a_link_that_is_not_a_scenario_says_so_in_plain_words() {
     );
     assert_eq!(refused("  "), WebError::Empty.to_string());
     let said = refused("[1, 2]");
-    assert!(said.contains("must be an object"), "{said}");
+    assert!(said.contains("a scenario is an object"), "{said}");
     let said = refused(r#"{"version":1}"#);
     assert!(said.contains("\"settings\" is missing"), "{said}");
     let huge = " ".repeat(MAX_SCENARIO_BYTES + 1);
@@ -72,7 +72,7 @@ fn settings_out_of_the_pages_range_are_named_with_the_range() {
         ),
         (
             r#"{"n":10,"colour":"red"}"#,
-            "\"colour\" is not one of its fields",
+            "\"colour\" is not one of the fields",
         ),
     ] {
         let said = refused(&with_settings(settings));
@@ -122,7 +122,7 @@ fn actions_naming_processes_that_do_not_exist_or_going_back_in_time_are_named() 
         ),
         (
             r#"[{"at_us":0,"do":"crash","node":3,"extra":1}]"#,
-            "\"extra\" is not one of its fields",
+            "\"extra\" is not one of the fields",
         ),
         (
             r#"[{"at_us":40000,"do":"heal"},{"at_us":20000,"do":"heal"}]"#,

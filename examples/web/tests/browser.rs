@@ -88,7 +88,7 @@ async fn formula_rows(page: &Page) -> Vec<(String, String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_teacher_runs_soundarabai_figure_3_crashes_the_coordinator_and_shares_the_scenario() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("teacher").await;
 
     // Soundarabai et al.'s Figure 3: ten processes, 4 calls the election.
@@ -270,7 +270,7 @@ async fn answered_and_working(page: &Page, expected: &str, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_links_and_files_are_answered_in_plain_words_and_the_page_keeps_working() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("bad-links").await;
     let good = r#"{"version":1,"settings":{"n":10,"algorithm":"classic"},"actions":[{"at_us":0,"do":"elect","node":4}],"now_us":200000}"#;
     let bad_links = [
@@ -393,7 +393,7 @@ async fn bad_links_and_files_are_answered_in_plain_words_and_the_page_keeps_work
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_freeze_guard_refuses_1e10_us_at_once_and_replays_the_longest_scenario_in_slices() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("freeze").await;
     // Before the guard, a saved time of 1e10 µs froze the page for 6 to 11 s.
     let frozen = r#"{"version":1,"settings":{"n":64,"algorithm":"classic"},"actions":[{"at_us":0,"do":"start_all"}],"now_us":10000000000}"#;
@@ -458,7 +458,7 @@ async fn the_freeze_guard_refuses_1e10_us_at_once_and_replays_the_longest_scenar
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_keyboard_alone_elects_crashes_and_revives_a_process() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("keyboard").await;
     // From the top of the page, Tab reaches "Call election" and then process 1.
     page.js("document.activeElement.blur(); window.focus();")
@@ -554,7 +554,7 @@ async fn serious_violations(page: &Page, axe: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn axe_core_finds_no_serious_or_critical_violations() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let axe = axe_source();
     let page = Page::start("axe").await;
     // A fresh page; after an election with its explanation; with an error shown;
@@ -574,7 +574,7 @@ async fn axe_core_finds_no_serious_or_critical_violations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scenario_downloads_as_a_versioned_file_and_uploads_to_the_same_state() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("files").await;
     page.new_cluster(8, "modified").await;
     page.click("elect").await;
@@ -614,7 +614,7 @@ async fn a_scenario_downloads_as_a_versioned_file_and_uploads_to_the_same_state(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_leaders_without_a_quorum_are_the_expected_split_brain_and_a_majority_quorum_removes_one()
  {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("split").await;
     page.click("start-all").await;
     page.click("run-end").await;
@@ -659,7 +659,7 @@ async fn two_leaders_without_a_quorum_are_the_expected_split_brain_and_a_majorit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_sends_the_module_compressed_with_its_content_encoding() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("compressed").await;
     let seen = page
         .client
@@ -747,7 +747,7 @@ async fn get(url: &str, accept: &str) -> (Option<String>, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_smaller_things_a_class_sees() {
-    let _one = one_at_a_time();
+    let _one = one_at_a_time().await;
     let page = Page::start("small").await;
 
     // Step after the end does not jump the clock.

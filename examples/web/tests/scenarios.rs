@@ -275,3 +275,15 @@ fn the_initiators_box_names_what_is_wrong() {
     let said = initiators("11", 10).unwrap_err().to_string();
     assert!(said.contains("there is no process 11"), "{said}");
 }
+
+#[test]
+fn the_example_in_the_format_documentation_loads_and_crowns_9() {
+    let doc = include_str!("../SCENARIO-FORMAT.md");
+    let start = doc.find("```json\n").expect("an example") + "```json\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let scenario = Scenario::from_json(&doc[start..end]).unwrap();
+    let session = Session::from_scenario(&scenario).unwrap();
+    let frame = session.frame();
+    assert_eq!((frame.agreed, frame.election_messages), (Some(9), 43));
+    assert_eq!(frame.now_us, 150_000);
+}

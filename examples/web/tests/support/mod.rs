@@ -4,15 +4,15 @@
 //!
 //! `BULLY_CHROMEDRIVER` and `BULLY_CHROMIUM` override `/usr/bin/chromedriver` and
 //! `/usr/bin/chromium`; `BULLY_AXE` overrides where axe-core's `axe.min.js` is
-//! read from (by default `target/npm/node_modules/axe-core/axe.min.js`, which
-//! [`axe_source`] installs with npm when it is missing).
+//! read from (by default `target/npm/axe-core-VERSION/node_modules/axe-core/axe.min.js`,
+//! which [`axe_source`] installs from the npm registry with npm when it is missing).
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bully_web::site;
@@ -40,9 +40,10 @@ pub fn built() -> &'static site::Built {
 
 /// One browser at a time: two Chromiums on two cores would slow each other's
 /// measurements down and gain nothing.
-pub fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// (An async lock: the tests hold it across their awaits, each in its own runtime.)
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
 }
 
 /// chromedriver, stopped when the test ends (by its own process id).
@@ -341,7 +342,10 @@ pub fn axe_source() -> String {
     let path = match std::env::var_os("BULLY_AXE") {
         Some(path) => PathBuf::from(path),
         None => {
-            let prefix = site::crate_dir().join("target").join("npm");
+            let prefix = site::crate_dir()
+                .join("target")
+                .join("npm")
+                .join(format!("axe-core-{AXE_VERSION}"));
             let path = prefix.join("node_modules/axe-core/axe.min.js");
             if !path.exists() {
                 let status = Command::new("npm")

@@ -95,7 +95,7 @@ impl WebSim {
         .to_string()
     }
 
-    /// Seed 004's experiment `number` (1 to 5) under these settings (JSON).
+    /// The "Bully Algorithm Dance"'s experiment `number` (1 to 5) under these settings (JSON).
     pub fn preset(number: u8, settings: &str) -> Result<WebSim, JsError> {
         let settings: Settings = serde_json::from_str(settings).map_err(json_error)?;
         let scenario = presets::seed004(number, &settings).map_err(js)?;
@@ -103,7 +103,7 @@ impl WebSim {
         Ok(WebSim { session })
     }
 
-    /// The titles of seed 004's experiments, one a line.
+    /// The titles of the "Bully Algorithm Dance"'s experiments, one a line.
     #[wasm_bindgen(js_name = presetTitles)]
     pub fn preset_titles() -> String {
         presets::TITLES.join("\n")
@@ -172,7 +172,7 @@ impl WebSim {
         self.session.frame().to_json()
     }
 
-    /// The episode as seed 003's simulator logged it.
+    /// The episode as Soundarabai et al.'s simulator logged it.
     #[wasm_bindgen(js_name = paperLog)]
     pub fn paper_log(&self) -> String {
         self.session.paper_log()

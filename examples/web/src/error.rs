@@ -59,7 +59,7 @@ pub enum WebError {
         MAX_TIME_US / 1_000_000
     )]
     TimeLimit,
-    /// Seed 004 has experiments 1 to 5.
+    /// The "Bully Algorithm Dance" has experiments 1 to 5.
     #[error("the \"Bully Algorithm Dance\" has experiments 1 to 5, not {0}")]
     Preset(u8),
     /// The simulator refused (a bad config; the checks above catch the rest first).

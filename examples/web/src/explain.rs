@@ -78,6 +78,11 @@ pub(crate) fn explain(session: &Session, measured: u64) -> Option<Explanation> {
     let n = settings.n;
     let algorithm = settings.algorithm;
     let other = |why: String| {
+        let mut letters = why.chars();
+        let why = match letters.next() {
+            Some(first) => format!("{}{}.", first.to_uppercase(), letters.as_str()),
+            None => why,
+        };
         Some(Explanation {
             title: "No published count applies to this run".to_owned(),
             setting: format!("N = {n} processes, {}", name(algorithm)),

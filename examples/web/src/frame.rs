@@ -24,7 +24,7 @@ pub struct Frame {
     /// Messages sent since the episode began, by kind (heartbeats included).
     pub counts: Vec<(String, u64)>,
     /// Messages sent since the episode began, heartbeats left out: the election's
-    /// cost, as the seeds count it.
+    /// cost, as the sources count it.
     pub election_messages: u64,
     /// Messages lost or blocked since the episode began.
     pub lost: u64,

@@ -1,4 +1,4 @@
-//! The seeds' election simulator in the browser.
+//! The Bully election simulator in the browser.
 //!
 //! `bully-core`'s deterministic simulator, compiled to WebAssembly: the page
 //! (`static/`) asks [`WebSim`] for steps and state and draws them; every message

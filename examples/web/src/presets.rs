@@ -14,7 +14,7 @@ use crate::error::WebError;
 use crate::scenario::{Action, SCENARIO_VERSION, Scenario, Settings, Timed};
 use crate::session::micros;
 
-/// Seed 004's dancers.
+/// The dance's dancers.
 pub const DANCERS: u64 = 6;
 
 /// What each experiment is, in the seed's words.
@@ -26,7 +26,7 @@ pub const TITLES: [&str; 5] = [
     "5. The leader and one other dancer sit down; one random dancer notices",
 ];
 
-/// Experiment `number` (1 to 5) of seed 004 under `settings` (its `n` is set to
+/// Experiment `number` (1 to 5) of the "Bully Algorithm Dance" under `settings` (its `n` is set to
 /// six dancers), with `settings.seed` playing the die.
 pub fn seed004(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
     let settings = Settings {

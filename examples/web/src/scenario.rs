@@ -92,7 +92,7 @@ impl Settings {
     /// Every member's configuration: the defaults the `simulate` program measures
     /// Table 1 with, and the chosen policies.
     pub fn config(&self) -> Config {
-        // The seeds' model: a process that boots or recovers elects at once.
+        // The sources' model: a process that boots or recovers elects at once.
         Config::default()
             .with_staggered_start(false)
             .with_algorithm(self.algorithm.into())
@@ -122,9 +122,9 @@ pub enum AlgorithmChoice {
     /// Garcia-Molina's Bully (seeds 000, 002, 004).
     #[default]
     Classic,
-    /// Seed 003's modified Bully.
+    /// Soundarabai et al.'s modified Bully.
     Modified,
-    /// Seed 001's ring.
+    /// The ring of the lecture notes "Election Algorithm in Distributed Systems".
     Ring,
 }
 
@@ -142,7 +142,7 @@ impl From<AlgorithmChoice> for Algorithm {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QuorumChoice {
-    /// The seeds' Bully: no quorum.
+    /// Bully as published: no quorum.
     #[default]
     None,
     /// No leader without a majority reachable.
@@ -162,7 +162,7 @@ impl From<QuorumChoice> for Quorum {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PreemptionChoice {
-    /// A returning higher member takes over at once (the seeds' Bully).
+    /// A returning higher member takes over at once (Bully as published).
     #[default]
     Always,
     /// The sitting leader stays until it fails.
@@ -182,7 +182,7 @@ impl From<PreemptionChoice> for Preemption {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "do", rename_all = "snake_case")]
 pub enum Action {
-    /// Boot every live member at once (seed 004's experiment 2).
+    /// Boot every live member at once (the "Bully Algorithm Dance"'s experiment 2).
     StartAll,
     /// A member calls an election (`Node::start_election`): the initiator of seed
     /// 003's Table 1, drawn green.

@@ -29,7 +29,7 @@ pub struct Session {
     /// the same instant, so that a saved scenario replays to the same state.
     steps: u64,
     /// The members that called an election or noticed a failure since the counts
-    /// were last reset (drawn green, as seed 003's simulator drew its start node).
+    /// were last reset (drawn green, as Soundarabai et al.'s simulator drew its start node).
     pub(crate) initiators: BTreeSet<u64>,
     /// Directed links cut by the user.
     pub(crate) cuts: BTreeSet<(u64, u64)>,
@@ -311,7 +311,7 @@ impl Session {
         Frame::of(self)
     }
 
-    /// The run since the counts were last reset, as seed 003's simulator logged it
+    /// The run since the counts were last reset, as Soundarabai et al.'s simulator logged it
     /// (its Figures 3, 4 and 6).
     pub fn paper_log(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];

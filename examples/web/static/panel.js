@@ -56,14 +56,15 @@ export function drawPanel(frame, playing) {
   }
   setText('total', String(frame.election_messages));
   setText('lost', String(frame.lost));
-  drawExplanation(frame.explanation);
+  drawExplanation(frame.explanation, frame.settled);
   setText('play-label', playing ? 'Pause' : 'Play');
 }
 
 // The measured count, then each formula that applies with its source, then why
-// they differ and the sources' titles.
-function drawExplanation(explained) {
-  const key = JSON.stringify(explained);
+// they differ and the sources' titles. While the election runs the count is not
+// final, so no formula is marked as differing yet.
+function drawExplanation(explained, settled) {
+  const key = JSON.stringify([explained, settled]);
   if (key === drawnExplanation) return;
   drawnExplanation = key;
   const box = $('explain');
@@ -88,12 +89,13 @@ function drawExplanation(explained) {
     cell('td', String(explained.measured)), '').id = 'explain-measured';
   for (const formula of explained.rows) {
     const value = cell('td', String(formula.value), { class: 'value' });
-    if (!formula.matches) {
+    const differs = settled && !formula.matches;
+    if (differs) {
       value.prepend('≠ ');
       value.append(cell('span', ' (differs from the measured count)', { class: 'visually-hidden' }));
     }
     line(formula.source, formula.formula, value,
-      formula.matches ? 'formula-row matches' : 'formula-row differs');
+      differs ? 'formula-row differs' : 'formula-row matches');
   }
   setText('explain-why', explained.why || '');
   setText('explain-sources', explained.sources.length ? `Sources: ${explained.sources.join('; ')}.` : '');

@@ -1,5 +1,5 @@
 //! The bridge's Rust side against bully-core's simulator: the page's session runs
-//! the same simulation as the native code, counts what the seeds count, and a
+//! the same simulation as the native code, counts what the sources count, and a
 //! saved scenario comes back as it was.
 
 use bully_core::sim::{Simulation, scenario};

@@ -67,6 +67,21 @@ fn screenshot(png: &[u8], name: &str) {
     }
 }
 
+/// Nothing sticks out sideways in the 1400-pixel-wide window.
+async fn fits(page: &Page) {
+    let wide = page
+        .js("const width = document.documentElement.clientWidth;
+             const found = [...document.querySelectorAll('body *')]
+               .filter(e => e.getBoundingClientRect().right > width + 1)
+               .map(e => `${e.tagName}#${e.id}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)
+               .slice(0, 5);
+             const scroll = document.documentElement.scrollWidth;
+             if (scroll > width) found.push(`the page scrolls sideways: ${scroll} > ${width}`);
+             return found;")
+        .await;
+    assert_eq!(wide, json!([]), "wider than the window");
+}
+
 /// The explanation box's rows: (source, formula, value) as shown.
 async fn formula_rows(page: &Page) -> Vec<(String, String, String)> {
     let rows = page
@@ -763,6 +778,7 @@ async fn the_smaller_things_a_class_sees() {
     page.click("step").await;
     assert_eq!(page.now_tm().await, end);
 
+    fits(&page).await;
     // Messages are drawn above the processes.
     let layers = page
         .js(
@@ -780,7 +796,7 @@ async fn the_smaller_things_a_class_sees() {
         assert!(legend.as_str().unwrap().contains(word), "{word}");
     }
 
-    // No select cuts its options off, and none says "seed 003".
+    // No select cuts its options off, and none names a source by a file number.
     let cut = page
         .js("const ctx = document.createElement('canvas').getContext('2d');
              const cut = [];

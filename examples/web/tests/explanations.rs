@@ -240,7 +240,7 @@ fn runs_no_source_counts_say_why() {
     run.run_to_end().unwrap();
     let explained = checked(&run, "two initiators");
     assert!(explained.rows.is_empty());
-    assert!(explained.why.unwrap().contains("another action came"));
+    assert!(explained.why.unwrap().contains("Another action came"));
 
     // A quorum.
     let mut run = Session::new(Settings {

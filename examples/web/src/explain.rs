@@ -80,7 +80,9 @@ pub(crate) fn explain(session: &Session, measured: u64) -> Option<Explanation> {
     let other = |why: String| {
         let mut letters = why.chars();
         let why = match letters.next() {
-            Some(first) => format!("{}{}.", first.to_uppercase(), letters.as_str()),
+            // The reasons are written here and start with an ASCII letter; this
+            // keeps Unicode's case tables out of the module.
+            Some(first) => format!("{}{}.", first.to_ascii_uppercase(), letters.as_str()),
             None => why,
         };
         Some(Explanation {

@@ -291,9 +291,11 @@ function cancelLoading() {
   status('Loading cancelled: the cluster is as it was.');
 }
 
-function fromLink() {
+// The scenario in the page's address; `atStart` when the page has just opened
+// (with a fresh cluster), else the address changed under an open page.
+function fromLink(atStart) {
   if (!location.hash.startsWith('#s=')) return;
-  const instead = ' A fresh cluster is shown instead.';
+  const instead = atStart === true ? ' A fresh cluster is shown instead.' : ' The cluster on the page is unchanged.';
   let text;
   try {
     text = decodeURIComponent(location.hash.slice(3));
@@ -465,7 +467,7 @@ function wire() {
   $('loading-cancel').addEventListener('click', cancelLoading);
   $('quorum-replay').addEventListener('click', replayWithQuorum);
   $('notice-close').addEventListener('click', dismiss);
-  window.addEventListener('hashchange', fromLink);
+  window.addEventListener('hashchange', () => fromLink(false));
   document.addEventListener('keydown', keys);
 }
 
@@ -486,7 +488,7 @@ async function main() {
     newCluster();
   }
   requestAnimationFrame(tick);
-  fromLink();
+  fromLink(true);
   // For tests and the curious: the module's own view of the page's cluster.
   window.bully = {
     frame: () => sim.frame(),

@@ -791,3 +791,36 @@ fn seed_163459_voters_for_a_claimant_do_not_renew_the_lease_of_the_leader_they_l
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     assert_eq!(sim.overlapping_leaderships(), 0);
 }
+
+/// Found by the `node` fuzz target once its output bound counted the timers
+/// that expired (`fuzz/corpus/node/regression-self-quorum-probe-*`): a node
+/// that is its own quorum, every other member an observer that does not vote,
+/// probed every member before standing, and its probe, which needs no reply,
+/// concluded at once: in one input a Probe to every member, an Answer, and the
+/// confirming Heartbeat round, two or three messages per member.
+///
+/// The trace (node 3 of 1 and 3, classic, `Quorum::Majority`, observer 1): an
+/// Election from 1: Probe, Answer and Heartbeat, all to 1.
+///
+/// Now it asks only voters, so a node that is its own quorum asks nobody.
+#[test]
+fn a_node_that_is_its_own_quorum_among_observers_probes_nobody() {
+    use bully_core::{Algorithm, Message, Quorum};
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority)
+            .with_observers([NodeId(1), NodeId(2)]);
+        let members = [NodeId(1), NodeId(2), NodeId(3)];
+        let now = Instant::now();
+        let mut node = Node::new(NodeId(3), members, config).unwrap();
+        node.handle_message(now, NodeId(1), Message::Election { term: Term(3) });
+        let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+        assert!(sent.len() <= members.len(), "{algorithm:?}: {sent:?}");
+        assert!(
+            sent.iter()
+                .all(|t| !matches!(t.message, Message::Probe { .. })),
+            "{algorithm:?}: {sent:?}"
+        );
+    }
+}

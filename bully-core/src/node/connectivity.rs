@@ -263,7 +263,10 @@ impl Node {
         let term = self.term;
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
-            if to != self.id {
+            // Only voters' replies count (observers that do not vote are not
+            // asked): a node that is its own quorum asks nobody, and its probe
+            // concludes at once, within one message per member for the input.
+            if to != self.id && self.members.is_voter(to) {
                 self.send(to, Message::Probe { term });
             }
         }

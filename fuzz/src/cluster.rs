@@ -75,7 +75,11 @@ fn drive_cluster(u: &mut Unstructured<'_>) -> Result<()> {
             done.len()
         );
     }
+    let healed_at = sim.trace().len();
     let settle = sim.heal_and_settle();
+    if tracing() {
+        eprintln!("{}", settle_story(&sim, healed_at));
+    }
     assert!(
         sim.violations().is_empty(),
         "while settling: {}",
@@ -96,6 +100,24 @@ fn drive_cluster(u: &mut Unstructured<'_>) -> Result<()> {
     assert_eq!(settle.bound, config.settle_bound(members.len()));
     check_l2(&settle, electable, || context(&sim, &done));
     Ok(())
+}
+
+/// What the simulation did from the heal on (trace entry `from`), heartbeats
+/// and their acknowledgements left out: the story of a run that did not settle.
+fn settle_story(sim: &Simulation, from: usize) -> String {
+    let mut story = String::from("after the heal:\n");
+    for record in sim.trace().iter().skip(from) {
+        let entry = format!("{:?}", record.entry);
+        if !entry.contains("Heartbeat") && !entry.contains("Ack {") {
+            story.push_str(&format!("{:>9} ms {entry}\n", record.at_us / 1000));
+        }
+    }
+    for &id in sim.members() {
+        if let Some(node) = sim.node(id).filter(|_| sim.is_up(id)) {
+            story.push_str(&format!("at the end, {node:?}\n"));
+        }
+    }
+    story
 }
 
 /// L2: where a leader can be elected, every live member agreed on it within the

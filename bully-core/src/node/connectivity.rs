@@ -193,8 +193,12 @@ impl Node {
         self.connectivity.resigned_leader = Some(leader);
     }
 
-    /// It accepted a leader: whatever it had concluded about standing is over.
-    pub(super) fn note_leader_accepted(&mut self) {
+    /// It accepted a leader: whatever it had concluded about standing is over,
+    /// and a takeover of a lower leader too if the leader is above it.
+    pub(super) fn note_leader_accepted(&mut self, leader: NodeId) {
+        if leader > self.id {
+            self.connectivity.taking_over = false;
+        }
         self.connectivity.resigned_leader = None;
         self.connectivity.election_failed = false;
         self.connectivity.cleared_until = None;

@@ -176,7 +176,9 @@ impl Node {
             && self.pending_election.is_none()
             && !self.would_preempt(from)
             && !self.timers.is_armed(Timer::Coordinator)
-            && !self.is_taking_over()
+            // A takeover is of a lower leader: it does not keep this node from
+            // following a higher one.
+            && !(self.is_taking_over() && from < self.id)
     }
 
     /// With a quorum: this node hears `token`, a lower member's leadership,
@@ -248,7 +250,7 @@ impl Node {
         }
         self.stats.leaders_seen += 1;
         self.note_leader_heard(now);
-        self.note_leader_accepted();
+        self.note_leader_accepted(token.leader);
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
             term: token.term,

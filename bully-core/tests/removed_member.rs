@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::sim::{Simulation, TraceEntry};
+use bully_core::sim::{Simulation, TraceEntry, Violation};
 use bully_core::{Algorithm, Config, DropReason, Message, Node, NodeId, Quorum, Transmit};
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
@@ -231,9 +231,18 @@ fn removal_during_failover(config: &Config, seed: u64) {
         let leader = sim.node(id).unwrap().leader().map(|leader| leader.id);
         assert_eq!(leader, expected, "{context}: member {id}");
     }
-    assert!(
-        sim.violations().is_empty(),
-        "{context}: {:?}",
-        sim.violations()
-    );
+    // Without a quorum, members whose views of the membership differ (the
+    // removal is applied one member after another, during an election) may
+    // announce one term twice, as members cut off from each other may: Bully
+    // promises one leader per term only among members that agree on who is a
+    // member. Every other property holds.
+    let violations: Vec<_> = sim
+        .violations()
+        .iter()
+        .filter(|violation| {
+            config.quorum() != Quorum::None
+                || !matches!(violation, Violation::TwoLeadersInTerm { .. })
+        })
+        .collect();
+    assert!(violations.is_empty(), "{context}: {violations:?}");
 }

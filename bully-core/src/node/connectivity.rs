@@ -471,10 +471,19 @@ impl Node {
         }
         // It may not stand: nothing moves, and it asks again later.
         self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
-        let backoff = self
-            .config
-            .leader_timeout()
-            .saturating_mul(1 << (self.connectivity.failures - 1).min(2));
+        // A member that follows a lower leader it would replace (it was cut off
+        // from a quorum) is the one to take over when the network heals, and
+        // nothing but a probe tells it that it has: it asks again every leader
+        // timeout. The others back off, up to four leader timeouts.
+        let backs_off = !self
+            .leader
+            .is_some_and(|leader| self.would_replace(leader.id, probe.takeover));
+        let doublings = if backs_off {
+            (self.connectivity.failures - 1).min(2)
+        } else {
+            0
+        };
+        let backoff = self.config.leader_timeout().saturating_mul(1 << doublings);
         self.connectivity.quiet_until = Some(Self::after(now, backoff));
         if self.leader.is_none() {
             let wait = backoff.max(

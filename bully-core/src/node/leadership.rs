@@ -95,6 +95,11 @@ impl Node {
             // It stopped leading before it said so (after its resign delay, if
             // it has one): its lease, which the promise protected, is void.
             self.gate.promise = None;
+            if self.phase == Phase::Idle && self.timers.is_armed(Timer::Coordinator) {
+                // A claim of its own waited for that promise's end: it may
+                // claim now.
+                self.timers.set(Timer::Coordinator, now);
+            }
         }
         let resigned = FencingToken { term, leader: from };
         if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {

@@ -122,6 +122,15 @@ impl Node {
             // It may not even vote for itself yet: try again once it may.
             self.phase = Phase::Idle;
             self.timers.set(Timer::Coordinator, until);
+            if let Some((Some((leader, _)), _)) = self.gate.promise {
+                if leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now) {
+                    // Its promise is to a lower leader it takes over from: it
+                    // asks that leader to yield (its claim, to it alone), whose
+                    // resignation releases the promise, and it claims then,
+                    // rather than at the promise's end, a follower lease on.
+                    self.send(leader, Message::Coordinator { term });
+                }
+            }
             return;
         }
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
@@ -472,16 +481,17 @@ impl Node {
         }
     }
 
-    /// Tells every member but the claimant it yielded to that this node resigned
-    /// the leadership it yielded (at once, or a resign delay after yielding).
+    /// Tells every member that this node resigned the leadership it yielded (at
+    /// once, or a resign delay after yielding); the claimant it yielded to too,
+    /// whose own promise to this leader it releases.
     pub(super) fn send_pending_resign(&mut self) {
         self.timers.stop(Timer::Resign);
-        let Some((led, claimant)) = self.gate.pending_resign.take() else {
+        let Some((led, _claimant)) = self.gate.pending_resign.take() else {
             return;
         };
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
-            if to != self.id && to != claimant {
+            if to != self.id {
                 self.send(to, Message::Resign { term: led });
             }
         }

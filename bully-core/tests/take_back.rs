@@ -75,8 +75,8 @@ fn apply(sim: &mut Simulation, fault: Fault, n: u64) {
             sim.partition(&[&[top], &rest]).unwrap();
         }
         Fault::Minority => {
-            let small: Vec<NodeId> = ((n + 1) / 2 + 1..=n).map(NodeId).collect();
-            let large: Vec<NodeId> = (1..=(n + 1) / 2).map(NodeId).collect();
+            let small: Vec<NodeId> = (n.div_ceil(2) + 1..=n).map(NodeId).collect();
+            let large: Vec<NodeId> = (1..=n.div_ceil(2)).map(NodeId).collect();
             sim.partition(&[&small, &large]).unwrap();
         }
         Fault::Deaf => {

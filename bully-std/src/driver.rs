@@ -24,6 +24,11 @@ pub(crate) enum Input {
     Message { from: NodeId, message: Message },
     /// `Handle::step_down`: the answer is whether the node was leader.
     StepDown { reply: mpsc::Sender<bool> },
+    /// `Handle::abstain_for`: the answer is whether the node stepped down.
+    AbstainFor {
+        duration: Duration,
+        reply: mpsc::Sender<bool>,
+    },
     /// `Handle::suspect`.
     Suspect {
         member: NodeId,
@@ -179,6 +184,14 @@ impl<T: Transport> Driver<T> {
                 }
                 Some(Input::StepDown { reply: to }) => {
                     let stepped_down = self.node.step_down(now);
+                    reply = Some(Reply::StepDown(to, stepped_down));
+                }
+                Some(Input::AbstainFor {
+                    duration,
+                    reply: to,
+                }) => {
+                    let until = now.checked_add(duration).unwrap_or(now);
+                    let stepped_down = self.node.abstain_until(now, until);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
                 Some(Input::Suspect { member, reply: to }) => {

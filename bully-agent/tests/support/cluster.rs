@@ -40,6 +40,15 @@ pub(crate) const CLUSTER_ID: u64 = 7;
 /// The shared secret the tests use (32 bytes).
 pub(crate) const SECRET: &str = "process tests' 32-byte secret!!!";
 
+/// Writes a secret file only its owner may read (the agent refuses one that
+/// others may read).
+pub(crate) fn write_secret(path: &Path, secret: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, secret).expect("write a secret");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .expect("make the secret private");
+}
+
 /// The test child script.
 pub(crate) fn child_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/child.sh")
@@ -221,8 +230,8 @@ impl Cluster {
             .prefix("bully-agent-processes-")
             .tempdir()
             .expect("a temporary directory");
-        std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
-        std::fs::write(dir.path().join("other-secret"), OTHER_SECRET).expect("write a secret");
+        write_secret(&dir.path().join("secret"), SECRET);
+        write_secret(&dir.path().join("other-secret"), OTHER_SECRET);
         let ids: Vec<u64> = (1..=options.size).collect();
         let udp: BTreeMap<u64, SocketAddr> =
             ids.iter().map(|&id| (id, free_udp_address())).collect();

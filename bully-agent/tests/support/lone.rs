@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bully_agent::status::{Status, fetch};
 
-use super::cluster::{AGENT, free_tcp_address, free_udp_address};
+use super::cluster::{AGENT, free_tcp_address, free_udp_address, write_secret};
 
 /// A configured, not yet started, agent.
 pub(crate) struct LoneAgent {
@@ -48,11 +48,10 @@ impl LoneAgent {
         let dir = tempfile::tempdir().unwrap();
         let udp = free_udp_address().port();
         let http = free_tcp_address().port();
-        std::fs::write(
-            dir.path().join("secret"),
+        write_secret(
+            &dir.path().join("secret"),
             "lone agent secret, 32 bytes.....",
-        )
-        .unwrap();
+        );
         let config = dir.path().join("cluster.toml");
         std::fs::write(
             &config,

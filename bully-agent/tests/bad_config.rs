@@ -565,6 +565,8 @@ fn a_node_with_the_wrong_secret_never_joins() {
         timing,
         relay: false,
         other_secret: Some(3),
+        missing_command: None,
+        child_settings: "",
     });
     let leader = cluster.wait_for_agreement_among(&[1, 2], PATIENCE);
     assert_eq!(leader, 2);

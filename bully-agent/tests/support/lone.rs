@@ -95,15 +95,40 @@ address = "127.0.0.1:{udp}"
         self.spawn(script, Stdio::piped())
     }
 
+    /// [`LoneAgent::start`] with `variables` added to the agent's environment
+    /// (which its command inherits), its standard error appended to
+    /// `agent.log` in the directory ([`LoneAgent::log`]).
+    pub(crate) fn start_with(&self, script: &str, variables: &[(&str, &str)]) -> Running {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("agent.log"))
+            .unwrap();
+        self.spawn_with(script, Stdio::from(log), variables)
+    }
+
+    /// What the agents started with [`LoneAgent::start_with`] logged.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("agent.log")).unwrap_or_default()
+    }
+
     fn spawn(&self, script: &str, stderr: Stdio) -> Running {
+        self.spawn_with(script, stderr, &[])
+    }
+
+    /// In a process group of its own, so that a test can signal the group.
+    fn spawn_with(&self, script: &str, stderr: Stdio, variables: &[(&str, &str)]) -> Running {
+        use std::os::unix::process::CommandExt;
         Running(
             Command::new(AGENT)
                 .current_dir(self.dir.path())
                 .args(["run", "--config"])
                 .arg(&self.config)
                 .args(["--", "sh", "-c", script])
+                .envs(variables.iter().copied())
                 .stdout(Stdio::piped())
                 .stderr(stderr)
+                .process_group(0)
                 .spawn()
                 .unwrap(),
         )

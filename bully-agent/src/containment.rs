@@ -8,8 +8,10 @@
 //!   `Delegate=yes` the service owns its cgroup, so the agent's own cgroup is
 //!   writable and the job's is a child of it; the agent and the supervisor stay
 //!   where they are (no controller is enabled, so the rule against processes in
-//!   a cgroup with controlled children does not apply). The job's cgroup is
-//!   recorded in `data_dir/job-cgroup` until it is removed: should the agent and
+//!   a cgroup with controlled children does not apply). The agent proves at
+//!   start that it can create one and move a process into it, then creates it
+//!   for each run of the command, and it is removed when the run ends. While
+//!   it exists it is recorded in `data_dir/job-cgroup`: should the agent and
 //!   its supervisor die together, the next start of the agent kills what the
 //!   cgroup still holds before it does anything else.
 //! - **Else the supervisor as child subreaper** ([`crate::descendants`]): it
@@ -17,8 +19,8 @@
 //!   holds the tree once the supervisor is dead.
 //!
 //! [`Containment`] is the agent's side (choose at start, clean up what a
-//! previous run left, remove at exit); [`JobTree`] the supervisor's (signal,
-//! wait for, and kill the tree).
+//! previous run left, a cgroup per run); [`JobTree`] the supervisor's (signal,
+//! wait for, kill, and remove the tree).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -79,17 +81,14 @@ impl Containment {
             }
         };
         if let Some(cgroup) = &cgroup {
-            write_record(&record, cgroup.path())
-                .map_err(|error| format!("{}: {error}", record.display()))?;
+            // Made for each run; none between two.
+            cgroup
+                .remove()
+                .map_err(|error| format!("cannot remove {}: {error}", cgroup.path().display()))?;
         }
         let containment = Containment { cgroup, record };
         tracing::info!(containment = %containment.describe(), "the job's process tree");
         Ok(containment)
-    }
-
-    /// The job's cgroup, if the tree is held by one.
-    pub fn cgroup(&self) -> Option<&Cgroup> {
-        self.cgroup.as_ref()
     }
 
     /// `cgroup PATH` or `subreaper`, as the status shows it.
@@ -100,13 +99,36 @@ impl Containment {
         }
     }
 
-    /// At the agent's exit, once the job has stopped: kills anything left in
-    /// the cgroup, removes it and its record.
-    pub async fn release(self) {
-        let Some(cgroup) = self.cgroup else { return };
-        if !cgroup.kill(KILL_PATIENCE).await {
-            tracing::error!(cgroup = %cgroup.path().display(), "processes of the job outlived SIGKILL");
-            return;
+    /// Before a run of the command: creates the job's cgroup (and records it),
+    /// if the tree is held by one.
+    pub fn open_for_run(&self) -> Result<Option<Cgroup>, String> {
+        let Some(cgroup) = &self.cgroup else {
+            return Ok(None);
+        };
+        let path = cgroup.path();
+        write_record(&self.record, path)
+            .map_err(|error| format!("{}: {error}", self.record.display()))?;
+        let parent = path.parent().unwrap_or(Path::new("/"));
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        Cgroup::create(parent, &name)
+            .map(Some)
+            .map_err(|error| format!("cannot create the job's cgroup {}: {error}", path.display()))
+    }
+
+    /// After a run, once its supervisor has exited (which removes the cgroup
+    /// when all is well): kills what is left and removes the cgroup and its
+    /// record.
+    pub async fn after_run(&self, cgroup: Option<Cgroup>) {
+        let Some(cgroup) = cgroup else { return };
+        if cgroup.is_populated() {
+            tracing::warn!(
+                cgroup = %cgroup.path().display(),
+                "processes of the job outlived its supervisor: killing them"
+            );
+            if !cgroup.kill(KILL_PATIENCE).await {
+                tracing::error!(cgroup = %cgroup.path().display(), "processes of the job outlived SIGKILL");
+                return;
+            }
         }
         if let Err(error) = cgroup.remove() {
             tracing::warn!(%error, cgroup = %cgroup.path().display(), "cannot remove the job's cgroup");
@@ -259,7 +281,7 @@ impl JobTree {
         gone
     }
 
-    /// Removes the cgroup, once the job is gone and no agent will use it again.
+    /// Removes the cgroup, once the job is gone (the agent makes one per run).
     pub fn remove(&self) {
         if let JobTree::Cgroup(cgroup) = self {
             let _ = cgroup.remove();

@@ -60,9 +60,7 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     );
     let containment =
         Containment::prepare(&settings.containment, &settings.data_dir, &name).await?;
-    let result = serve(&settings, &command, &data, &containment).await;
-    containment.release().await;
-    result
+    serve(&settings, &command, &data, &containment).await
 }
 
 /// The rest of the run, once the data directory is locked and the job's
@@ -302,15 +300,20 @@ impl Run<'_> {
         loop {
             tracing::info!(token = %format_token(token), "leading: starting the command");
             let started = std::time::Instant::now();
+            let cgroup = match self.containment.open_for_run() {
+                Ok(cgroup) => cgroup,
+                Err(error) => return Outcome::Fatal(error),
+            };
             let mut child = match Supervised::spawn(
                 self.command,
                 token,
                 settings.cluster,
                 policy.grace,
-                self.containment.cgroup(),
+                cgroup.as_ref(),
             ) {
                 Ok(child) => child,
                 Err(error) => {
+                    self.containment.after_run(cgroup).await;
                     return Outcome::Fatal(format!(
                         "cannot start the command's supervisor: {error}"
                     ));
@@ -322,6 +325,7 @@ impl Run<'_> {
                 status.starts += 1;
             });
             let (stop, code) = watch(&mut child, view, leadership, shutdown).await;
+            self.containment.after_run(cgroup).await;
             let verdict = failures.run_ended(started.elapsed(), matches!(stop, Stop::Exited(_)));
             view.update_child(|status| {
                 status.running = false;

@@ -11,15 +11,15 @@
 //! as child subreaper. It stops the tree when any of these happens:
 //!
 //! - the agent says `stop` (the leadership ended, or the agent is leaving);
-//! - the socket closes: the agent died, even by SIGKILL, which no handler sees
-//!   (the supervisor then removes the job's cgroup, which no agent will use);
+//! - the socket closes: the agent died, even by SIGKILL, which no handler sees;
 //! - the lease deadline the agent last sent passes: the agent is alive but not
 //!   running (paused, starved), or its renewals stopped reaching here.
 //!
 //! Stopping is SIGTERM to every process of the tree, the grace period for all
 //! of them to end, then SIGKILL to whatever is left (`cgroup.kill`), until
 //! nothing is. When the command ends by itself, whatever it left is killed at
-//! once: the job's processes live and die with it.
+//! once: the job's processes live and die with it. Either way the supervisor
+//! removes the job's cgroup before it exits (the agent makes one per run).
 //!
 //! The protocol, one line each way:
 //! - agent to supervisor: `until <CLOCK_MONOTONIC nanoseconds>`, `until none`, `stop`;
@@ -181,6 +181,7 @@ pub async fn supervise(
                 // The command ended by itself; what it left goes too.
                 let _ = killpg(group, Signal::SIGKILL);
                 tree.kill_all(None).await;
+                tree.remove();
                 let code = status_code(status?);
                 let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
                 return Ok(code);
@@ -202,10 +203,7 @@ pub async fn supervise(
     };
     tracing::debug!(?reason, pid, "supervisor: stopping the command");
     let code = stop(&mut child, group, &tree, grace).await?;
-    if let StopReason::AgentGone = reason {
-        // No agent will run another command in it.
-        tree.remove();
-    }
+    tree.remove();
     let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
     Ok(code)
 }

@@ -15,8 +15,10 @@
 //!   its supervisor die together, the next start of the agent kills what the
 //!   cgroup still holds before it does anything else.
 //! - **Else the supervisor as child subreaper** ([`crate::descendants`]): it
-//!   adopts the job's orphans and kills every descendant it finds. Nothing
-//!   holds the tree once the supervisor is dead.
+//!   adopts the job's orphans and kills every descendant it finds. The agent
+//!   is a child subreaper too, so that what a supervisor killed on its own
+//!   leaves behind comes to the agent, which kills it after the run. Nothing
+//!   holds the tree once agent and supervisor are both dead.
 //!
 //! [`Containment`] is the agent's side (choose at start, clean up what a
 //! previous run left, a cgroup per run); [`JobTree`] the supervisor's (signal,
@@ -80,11 +82,13 @@ impl Containment {
                 }
             }
         };
-        if let Some(cgroup) = &cgroup {
+        match &cgroup {
             // Made for each run; none between two.
-            cgroup
+            Some(cgroup) => cgroup
                 .remove()
-                .map_err(|error| format!("cannot remove {}: {error}", cgroup.path().display()))?;
+                .map_err(|error| format!("cannot remove {}: {error}", cgroup.path().display()))?,
+            None => descendants::become_subreaper()
+                .map_err(|error| format!("cannot become a child subreaper: {error}"))?,
         }
         let containment = Containment { cgroup, record };
         tracing::info!(containment = %containment.describe(), "the job's process tree");
@@ -118,8 +122,25 @@ impl Containment {
     /// After a run, once its supervisor has exited (which removes the cgroup
     /// when all is well): kills what is left and removes the cgroup and its
     /// record.
+    ///
+    /// Without a cgroup, the agent's descendants at this point (its supervisor
+    /// is reaped) are the job's processes its supervisor, killed on its own,
+    /// left behind: the agent adopted them as subreaper, and kills them.
     pub async fn after_run(&self, cgroup: Option<Cgroup>) {
-        let Some(cgroup) = cgroup else { return };
+        let Some(cgroup) = cgroup else {
+            let agent = own_pid();
+            let left = descendants::descendants(agent).len();
+            if left > 0 {
+                tracing::warn!(
+                    processes = left,
+                    "processes of the job outlived its supervisor: killing them"
+                );
+                if !descendants::kill_all(agent, None, KILL_PATIENCE).await {
+                    tracing::error!("processes of the job outlived SIGKILL");
+                }
+            }
+            return;
+        };
         if cgroup.is_populated() {
             tracing::warn!(
                 cgroup = %cgroup.path().display(),

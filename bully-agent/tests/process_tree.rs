@@ -9,6 +9,8 @@
 //! - the agent leaves on SIGINT (Ctrl-C): it tells the supervisor to stop, as
 //!   it does when its leadership ends;
 //! - the agent alone is killed with SIGKILL, and its whole process group;
+//! - the supervisor alone is killed with SIGKILL: the agent kills what it
+//!   left (in the cgroup, or adopted by the agent as child subreaper);
 //! - the agent is paused past its lease: the supervisor stops the job at the
 //!   deadline the agent last gave it;
 //! - the command ends by itself and leaves the others behind;
@@ -219,6 +221,37 @@ fn kill9_group(mechanism: Mechanism) {
     job.wait_gone("after kill -9 of the agent's process group");
 }
 
+fn kill9_supervisor(mechanism: Mechanism) {
+    if !mechanism.available() {
+        return;
+    }
+    let mut job = Job::start(mechanism, "kill9-supervisor", "restart");
+    let escaped: Vec<Marked> = job
+        .wait_for_escapes(mechanism)
+        .into_iter()
+        .filter(|p| p.cmdline.starts_with("sleep 100"))
+        .collect();
+    signal(
+        supervisor_of(job.agent_pid()).expect("the supervisor"),
+        Signal::SIGKILL,
+    );
+    // The command dies with its supervisor; the agent kills the rest (and,
+    // under on_exit = "restart", runs the job again: new processes).
+    let still = wait_marked(&job.mark, PATIENCE, |found| {
+        !found.iter().any(|p| escaped.contains(p))
+    });
+    if let Err(found) = still {
+        kill_marked(&job.mark);
+        panic!(
+            "the supervisor's escaped processes outlived it: {escaped:#?} in {found:#?}\n{}",
+            job.lone.log()
+        );
+    }
+    signal(job.agent_pid(), Signal::SIGINT);
+    assert!(job.wait_exit().success());
+    job.wait_gone("after Ctrl-C");
+}
+
 fn paused_past_its_lease(mechanism: Mechanism) {
     if !mechanism.available() {
         return;
@@ -252,6 +285,9 @@ fn the_command_ends_by_itself(mechanism: Mechanism) {
 /// the job that survive them.
 fn kill_agent_and_supervisor(job: &mut Job) -> Vec<Marked> {
     let supervisor = supervisor_of(job.agent_pid()).expect("the supervisor");
+    // Frozen first: between the two SIGKILLs it must not see the agent gone
+    // and stop the job.
+    signal(supervisor, Signal::SIGSTOP);
     signal(job.agent_pid(), Signal::SIGKILL);
     signal(supervisor, Signal::SIGKILL);
     job.wait_exit();
@@ -290,6 +326,16 @@ fn kill_9_of_the_agents_group_stops_the_whole_tree_in_a_cgroup() {
 #[test]
 fn kill_9_of_the_agents_group_stops_the_whole_tree_under_the_subreaper() {
     kill9_group(Mechanism::Subreaper);
+}
+
+#[test]
+fn kill_9_of_the_supervisor_stops_the_whole_tree_in_a_cgroup() {
+    kill9_supervisor(Mechanism::Cgroup);
+}
+
+#[test]
+fn kill_9_of_the_supervisor_stops_the_whole_tree_under_the_subreaper() {
+    kill9_supervisor(Mechanism::Subreaper);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! id = 1                      # this node; must be one of `members`
 //! data_dir = "data/1"         # durable state (relative paths: to this file)
 //! secret_file = "secret"      # or secret_env = "BULLY_SECRET"; never on the command line
+//!                             # (a file only its owner may read: chmod 600)
 //! algorithm = "classic"       # classic | modified | ring
 //! quorum = "majority"         # majority (default) | none | a number of members
 //! preemption = "always"       # always | never
@@ -16,8 +17,10 @@
 //! leader_timeout_ms = 2000
 //!
 //! [child]
-//! grace_ms = 1000             # SIGTERM, then SIGKILL this much later
+//! grace_ms = 1000             # SIGTERM, then SIGKILL this much later (100 or more)
 //! on_exit = "restart"         # restart | step-down | exit
+//! failure_limit = 3           # quick failures in a row before stepping aside
+//! containment = "auto"        # the job's process tree: auto | cgroup | subreaper
 //!
 //! [[members]]
 //! id = 1

@@ -75,13 +75,27 @@ impl Mechanism {
     }
 }
 
-/// Creates and removes a cgroup where the agent would create the job's.
+/// Creates a cgroup where the agent would create the job's, moves a shell
+/// into it (as the agent's probe does with its own binary), and removes it.
 fn probe_cgroup() -> Result<(), String> {
     use bully_agent::cgroup::{Cgroup, own_dir};
     let parent = own_dir()?;
     let name = format!("bully-agent-test-probe-{}", std::process::id());
     let cgroup = Cgroup::create(&parent, &name).map_err(|error| error.to_string())?;
-    cgroup.remove().map_err(|error| error.to_string())
+    let joined = std::process::Command::new("sh")
+        .args(["-c", "echo 0 > \"$0/cgroup.procs\""])
+        .arg(cgroup.path())
+        .status()
+        .map_err(|error| error.to_string())?;
+    cgroup.remove().map_err(|error| error.to_string())?;
+    if joined.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "cannot move a process into {}",
+            cgroup.path().display()
+        ))
+    }
 }
 
 /// One agent and its job, started under `mechanism`.

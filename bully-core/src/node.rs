@@ -2,6 +2,7 @@
 
 mod classic;
 mod connectivity;
+mod eligibility;
 mod leadership;
 mod membership;
 mod modified;
@@ -738,6 +739,7 @@ impl Node {
             Timer::Probe => self.conclude_probe(now),
             Timer::DeferredVote => self.cast_deferred_vote(now),
             Timer::Resign => self.send_pending_resign(),
+            Timer::Abstain => self.on_abstention_end(now),
         }
     }
 

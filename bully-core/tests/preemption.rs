@@ -212,5 +212,27 @@ fn a_member_that_set_out_to_take_over_follows_a_higher_leader_again_after_losing
                 sim.violations()
             );
         }
+#[test]
+fn after_stable_an_observer_above_the_leader_keeps_following_it() {
+    // 5 is an observer: it never stands, so its stable period must not make it
+    // let go of 4. (It used to: at the end of the period it dropped 4, and then
+    // refused 4's heartbeats as a token it had already accepted, leaderless
+    // for 182 of 200 samples.)
+    for algorithm in ALGORITHMS {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_observers([NodeId(5)])
+            .with_preemption(Preemption::AfterStable(Duration::from_secs(2)));
+        let mut sim = scenario::settled(&config, 5, 1).unwrap();
+        assert_eq!(sim.agreed_leader(), Some(NodeId(4)), "{algorithm:?}");
+        let mut leaderless = 0;
+        for _ in 0..200 {
+            sim.run_for(Duration::from_millis(100));
+            if sim.node(NodeId(5)).unwrap().leader().is_none() {
+                leaderless += 1;
+            }
+        }
+        assert_eq!(leaderless, 0, "{algorithm:?}: 5 let go of its leader");
+        assert_eq!(sim.agreed_leader(), Some(NodeId(4)), "{algorithm:?}");
     }
 }

@@ -10,6 +10,8 @@
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
 //! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the
 //!   endpoint, `on_exit` and run-time error tests).
+//! - [`marked`]: the processes of one test's job, by a marker in their
+//!   environment (the process tree tests).
 
 // Each test binary uses a part of the support code.
 #![allow(dead_code)]
@@ -17,4 +19,5 @@
 pub(crate) mod child_log;
 pub(crate) mod cluster;
 pub(crate) mod lone;
+pub(crate) mod marked;
 pub(crate) mod relay;

@@ -558,4 +558,16 @@ impl Node {
             Algorithm::Ring => self.drop_input(DropReason::Unexpected),
         }
     }
+
+    /// It abstains (`Node::abstain_until`): a probe under way only learns, and
+    /// no earlier probe's clearance or takeover carries over to after the
+    /// abstention.
+    pub(super) fn forgo_standing(&mut self) {
+        if let Some(probe) = &mut self.connectivity.probe {
+            probe.stand = false;
+            probe.takeover = false;
+        }
+        self.connectivity.cleared_until = None;
+        self.connectivity.taking_over = false;
+    }
 }

@@ -216,7 +216,9 @@ impl Node {
     /// contact, for the whole stable period; now it takes over.
     pub(super) fn on_stable(&mut self, now: Instant) {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
-        if self.phase == Phase::Idle && lower_leader {
+        // An abstaining node takes over only once its abstention ends (which
+        // starts the stable period again).
+        if self.phase == Phase::Idle && lower_leader && self.members.is_candidate(self.id) {
             self.stand_over(now);
         }
     }

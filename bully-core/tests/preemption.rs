@@ -212,6 +212,9 @@ fn a_member_that_set_out_to_take_over_follows_a_higher_leader_again_after_losing
                 sim.violations()
             );
         }
+    }
+}
+
 #[test]
 fn after_stable_an_observer_above_the_leader_keeps_following_it() {
     // 5 is an observer: it never stands, so its stable period must not make it

@@ -421,25 +421,6 @@ impl Node {
             at: now,
         });
         let waiting = std::mem::take(&mut self.connectivity.waiting);
-        if reaches_quorum {
-            for (from, term) in waiting {
-                self.on_election(now, from, term);
-            }
-        } else {
-            for _ in waiting {
-                self.drop_input(DropReason::NoQuorum);
-            }
-        }
-        if self.role() != crate::event::Role::Follower {
-            return;
-        }
-        if !probe.stand {
-            if self.leader.is_none() && !self.timers.is_armed(Timer::LeaderTimeout) {
-                // Leaderless and idle: something must move it on.
-                self.arm_leader_timeout(now);
-            }
-            return;
-        }
         // A replier that leads or stands itself, and that this node would not
         // replace, goes first: it is alive and within reach, and a second
         // election over it would only cost a term.
@@ -451,7 +432,34 @@ impl Node {
         let replaceable = self
             .leader
             .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));
-        if may_stand && replaceable {
+        let stands =
+            probe.stand && may_stand && replaceable && self.role() == crate::event::Role::Follower;
+        let newest_waiting = waiting.values().copied().max();
+        if !reaches_quorum {
+            for _ in waiting {
+                self.drop_input(DropReason::NoQuorum);
+            }
+        } else if stands {
+            // It stands below, in a term above every waiting Election: its own
+            // election answers them (and one input stays within one message
+            // per member: answers and an election would be two).
+            for _ in waiting {
+                self.drop_input(DropReason::Outdated);
+            }
+        } else {
+            self.answer_waiting(now, waiting);
+        }
+        if self.role() != crate::event::Role::Follower {
+            return;
+        }
+        if !probe.stand {
+            if self.leader.is_none() && !self.timers.is_armed(Timer::LeaderTimeout) {
+                // Leaderless and idle: something must move it on.
+                self.arm_leader_timeout(now);
+            }
+            return;
+        }
+        if stands {
             self.connectivity.failures = 0;
             self.connectivity.quiet_until = None;
             // A claim deferred by this node's own promise, or refused, may try
@@ -466,7 +474,11 @@ impl Node {
                 // is heard from again, as any suspected member).
                 self.members.suspect(member);
             }
-            self.begin_election(now, self.term.max(probe.latest_term).next());
+            let term = self
+                .term
+                .max(probe.latest_term)
+                .max(newest_waiting.unwrap_or_default());
+            self.begin_election(now, term.next());
             return;
         }
         // It may not stand: nothing moves, and it asks again later.
@@ -492,6 +504,24 @@ impl Node {
             );
             self.timers
                 .set(Timer::LeaderTimeout, Self::after(now, wait));
+        }
+    }
+
+    /// Answers the Elections that waited for the probe's verdict, newest first:
+    /// the newest may make this node run (or claim) an election of its own,
+    /// which the older ones then join. Once it claims (or leads), its claim,
+    /// sent to every member, tells the others more than an answer would, and
+    /// one input stays within one message per member.
+    fn answer_waiting(&mut self, now: Instant, waiting: BTreeMap<NodeId, Term>) {
+        let mut waiting: Vec<(NodeId, Term)> = waiting.into_iter().collect();
+        waiting.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        for (index, (from, term)) in waiting.into_iter().enumerate() {
+            let claims = matches!(self.phase, Phase::Claiming { .. } | Phase::Leading);
+            if index > 0 && claims {
+                self.drop_input(DropReason::Outdated);
+                continue;
+            }
+            self.on_election(now, from, term);
         }
     }
 

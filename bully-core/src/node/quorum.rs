@@ -123,7 +123,9 @@ impl Node {
             self.phase = Phase::Idle;
             self.timers.set(Timer::Coordinator, until);
             if let Some((Some((leader, _)), _)) = self.gate.promise {
-                if leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now) {
+                let member = self.members.index_of(leader).is_some();
+                if member && leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now)
+                {
                     // Its promise is to a lower leader it takes over from: it
                     // asks that leader to yield (its claim, to it alone), whose
                     // resignation releases the promise, and it claims then,

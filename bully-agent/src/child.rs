@@ -1,6 +1,7 @@
 //! The agent's side of one run of the command: starts the supervisor
 //! ([`crate::supervisor`]) with the fencing token in the environment, hands it
-//! lease deadlines, and stops it.
+//! lease deadlines, and stops it. Should the supervisor vanish, or not answer,
+//! the agent kills the job's cgroup itself.
 
 use std::ffi::OsString;
 use std::io;
@@ -17,7 +18,9 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::process::Command;
 
-use crate::supervisor::{status_code, to_monotonic};
+use crate::cgroup::Cgroup;
+use crate::containment::KILL_PATIENCE;
+use crate::supervisor::{own_binary, status_code, to_monotonic};
 use crate::token::format_token;
 
 /// What the supervisor reported.
@@ -39,22 +42,30 @@ pub struct Supervised {
     reports: Lines<BufReader<OwnedReadHalf>>,
     pid: Option<u32>,
     grace: Duration,
+    cgroup: Option<Cgroup>,
 }
 
 impl Supervised {
-    /// Starts `command` under a supervisor, with the token in its environment.
+    /// Starts `command` under a supervisor, with the token in its environment;
+    /// the job's tree in `cgroup`, or held by the supervisor as subreaper.
     pub fn spawn(
         command: &[OsString],
         token: FencingToken,
         cluster: ClusterId,
         grace: Duration,
+        cgroup: Option<&Cgroup>,
     ) -> io::Result<Supervised> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         ours.set_nonblocking(true)?;
-        let supervisor = Command::new(std::env::current_exe()?)
+        let mut supervisor = Command::from(own_binary()?);
+        supervisor
             .arg("supervise")
             .arg("--grace-ms")
-            .arg(grace.as_millis().to_string())
+            .arg(grace.as_millis().to_string());
+        if let Some(cgroup) = cgroup {
+            supervisor.arg("--cgroup").arg(cgroup.path());
+        }
+        let supervisor = supervisor
             .arg("--")
             .args(command)
             .env("BULLY_TERM", token.term.0.to_string())
@@ -63,6 +74,9 @@ impl Supervised {
             .env("BULLY_CLUSTER", cluster.0.to_string())
             .env("BULLY_FENCING_TOKEN", format_token(token))
             .stdin(Stdio::from(OwnedFd::from(theirs)))
+            // Out of the agent's process group: `kill -9 -PGID` of the agent
+            // leaves the supervisor to stop the job.
+            .process_group(0)
             .spawn()?;
         let (read, control) = UnixStream::from_std(ours)?.into_split();
         Ok(Supervised {
@@ -71,6 +85,7 @@ impl Supervised {
             reports: BufReader::new(read).lines(),
             pid: None,
             grace,
+            cgroup: cgroup.cloned(),
         })
     }
 
@@ -122,7 +137,11 @@ impl Supervised {
                     return code;
                 }
                 Report::Gone => {
-                    return self.supervisor.wait().await.map_or(1, status_code);
+                    let code = self.supervisor.wait().await.map_or(1, status_code);
+                    // It died without a word (killed): what it held is the
+                    // agent's to kill.
+                    self.kill_cgroup().await;
+                    return code;
                 }
             }
         }
@@ -130,8 +149,8 @@ impl Supervised {
 
     /// Stops the command (SIGTERM, the grace period, SIGKILL) and waits for it.
     /// Should the supervisor not answer in time, the agent kills the command's
-    /// group and the supervisor itself.
-    pub async fn stop(mut self) -> i32 {
+    /// group, its cgroup and the supervisor itself.
+    pub async fn stop(&mut self) -> i32 {
         let _ = self.control.write_all(b"stop\n").await;
         let patience = self.grace + Duration::from_secs(1);
         match tokio::time::timeout(patience, self.exited()).await {
@@ -142,7 +161,16 @@ impl Supervised {
                     let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
                 }
                 let _ = self.supervisor.kill().await;
+                self.kill_cgroup().await;
                 137
+            }
+        }
+    }
+
+    async fn kill_cgroup(&self) {
+        if let Some(cgroup) = &self.cgroup {
+            if !cgroup.kill(KILL_PATIENCE).await {
+                tracing::error!(cgroup = %cgroup.path().display(), "processes of the job outlived SIGKILL");
             }
         }
     }

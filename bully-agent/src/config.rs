@@ -6,6 +6,7 @@
 //! id = 1                      # this node; must be one of `members`
 //! data_dir = "data/1"         # durable state (relative paths: to this file)
 //! secret_file = "secret"      # or secret_env = "BULLY_SECRET"; never on the command line
+//!                             # (a file only its owner may read: chmod 600)
 //! algorithm = "classic"       # classic | modified | ring
 //! quorum = "majority"         # majority (default) | none | a number of members
 //! preemption = "always"       # always | never
@@ -16,8 +17,10 @@
 //! leader_timeout_ms = 2000
 //!
 //! [child]
-//! grace_ms = 1000             # SIGTERM, then SIGKILL this much later
+//! grace_ms = 1000             # SIGTERM, then SIGKILL this much later (100 or more)
 //! on_exit = "restart"         # restart | step-down | exit
+//! failure_limit = 3           # quick failures in a row before stepping aside
+//! containment = "auto"        # the job's process tree: auto | cgroup | subreaper
 //!
 //! [[members]]
 //! id = 1
@@ -28,11 +31,25 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bully_core::wire::{ClusterId, MIN_KEY_LEN};
+use bully_core::wire::ClusterId;
 use bully_core::{Algorithm, Config, Node, NodeId, Preemption, Quorum};
 use serde::Deserialize;
 
 use crate::error::ConfigError;
+
+mod child;
+mod secret;
+#[cfg(test)]
+mod tests;
+
+pub use child::{
+    ChildPolicy, ContainmentMode, ContainmentSetting, FailurePolicy, MIN_BACKOFF, MIN_GRACE,
+    MIN_RESTART_DELAY, OnExit,
+};
+pub use secret::MIN_DISTINCT_BYTES;
+
+use child::ChildSection;
+use secret::{SecretSource, read_secret};
 
 /// The file as written: every key optional where a default makes sense, and
 /// unknown keys refused (a misspelt key must not silently fall back to a default).
@@ -44,6 +61,8 @@ struct File {
     data_dir: PathBuf,
     secret_file: Option<PathBuf>,
     secret_env: Option<String>,
+    #[serde(default = "File::secret_file_mode_check")]
+    secret_file_mode_check: bool,
     #[serde(default)]
     algorithm: AlgorithmName,
     #[serde(default)]
@@ -56,6 +75,12 @@ struct File {
     #[serde(default)]
     child: ChildSection,
     members: Vec<MemberEntry>,
+}
+
+impl File {
+    fn secret_file_mode_check() -> bool {
+        true
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,66 +157,9 @@ impl Default for Timing {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ChildSection {
-    #[serde(default = "ChildSection::grace_ms")]
-    grace_ms: u64,
-    #[serde(default)]
-    on_exit: OnExit,
-    #[serde(default = "ChildSection::restart_delay_ms")]
-    restart_delay_ms: u64,
-}
-
-impl ChildSection {
-    fn grace_ms() -> u64 {
-        1000
-    }
-    fn restart_delay_ms() -> u64 {
-        1000
-    }
-}
-
-impl Default for ChildSection {
-    fn default() -> Self {
-        ChildSection {
-            grace_ms: ChildSection::grace_ms(),
-            on_exit: OnExit::default(),
-            restart_delay_ms: ChildSection::restart_delay_ms(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct MemberEntry {
     id: u64,
     address: String,
-}
-
-/// What the agent does when the command exits by itself while this node leads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnExit {
-    /// Run it again after `child.restart_delay_ms`, as long as this node leads
-    /// (`systemd`'s `Restart=always`, a Kubernetes sidecar's loop).
-    #[default]
-    Restart,
-    /// Resign the leadership so that another member runs it (with
-    /// `preemption = "always"` a higher member takes the leadership back when it
-    /// can: choose `"never"` to hand the work over for good).
-    StepDown,
-    /// Stop the agent, leaving with the command's exit status (`consul lock`).
-    Exit,
-}
-
-/// How the agent treats its command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChildPolicy {
-    /// Between SIGTERM and SIGKILL.
-    pub grace: Duration,
-    /// When the command exits by itself.
-    pub on_exit: OnExit,
-    /// Before a restart under [`OnExit::Restart`].
-    pub restart_delay: Duration,
 }
 
 /// A checked configuration: everything resolved and read, nothing bound.
@@ -214,6 +182,8 @@ pub struct Settings {
     pub lease_margin: Duration,
     /// The child's treatment.
     pub child: ChildPolicy,
+    /// How the child's process tree is held.
+    pub containment: ContainmentSetting,
 }
 
 impl std::fmt::Debug for Settings {
@@ -228,6 +198,7 @@ impl std::fmt::Debug for Settings {
             .field("listen", &self.listen)
             .field("lease_margin", &self.lease_margin)
             .field("child", &self.child)
+            .field("containment", &self.containment)
             .finish()
     }
 }
@@ -332,6 +303,16 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
                 format!("{:?}: {message}", member.address),
             )
         })?;
+        if let Some(other) = members.iter().position(|&(_, seen)| seen == address) {
+            return Err(field(
+                &format!("{name}.address"),
+                format!(
+                    "{:?} is also the address of members[{other}] (node {}): every member \
+                     needs an address of its own",
+                    member.address, members[other].0
+                ),
+            ));
+        }
         members.push((NodeId(member.id), address));
     }
     members.sort_by_key(|&(id, _)| id);
@@ -354,11 +335,7 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         }
     };
     let timing = &file.timing;
-    let child = ChildPolicy {
-        grace: Duration::from_millis(file.child.grace_ms),
-        on_exit: file.child.on_exit,
-        restart_delay: Duration::from_millis(file.child.restart_delay_ms),
-    };
+    let (child, containment) = file.child.check(base)?;
     let lease_margin = timing
         .lease_margin_ms
         .map_or(child.grace + KILL_ALLOWANCE, Duration::from_millis);
@@ -393,7 +370,14 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         check_lease_margin(&config, lease_margin, child.grace)?;
     }
 
-    let secret = read_secret(&file, base)?;
+    let secret = read_secret(
+        &SecretSource {
+            file: file.secret_file.as_deref(),
+            env: file.secret_env.as_deref(),
+            mode_check: file.secret_file_mode_check,
+        },
+        base,
+    )?;
     Ok(Settings {
         cluster: ClusterId(file.cluster),
         id,
@@ -404,6 +388,7 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         listen: file.listen,
         lease_margin,
         child,
+        containment,
     })
 }
 
@@ -462,215 +447,4 @@ fn resolve(address: &str) -> Result<SocketAddr, String> {
     resolved
         .next()
         .ok_or_else(|| "the name resolved to no address".to_owned())
-}
-
-fn read_secret(file: &File, base: &Path) -> Result<Vec<u8>, ConfigError> {
-    let secret = match (&file.secret_file, &file.secret_env) {
-        (Some(_), Some(_)) => {
-            return Err(field(
-                "secret_file",
-                "give secret_file or secret_env, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(field(
-                "secret_file",
-                "no secret: set secret_file (a file holding it) or secret_env (a variable holding it)",
-            ));
-        }
-        (Some(path), None) => {
-            let path = base.join(path);
-            let mut bytes = std::fs::read(&path)
-                .map_err(|error| field("secret_file", format!("{}: {error}", path.display())))?;
-            // `echo secret > file` adds a newline that is not part of the secret.
-            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                bytes.pop();
-            }
-            bytes
-        }
-        (None, Some(name)) => std::env::var_os(name)
-            .ok_or_else(|| field("secret_env", format!("the variable {name} is not set")))?
-            .into_encoded_bytes(),
-    };
-    if secret.len() < MIN_KEY_LEN {
-        let name = if file.secret_file.is_some() {
-            "secret_file"
-        } else {
-            "secret_env"
-        };
-        return Err(field(
-            name,
-            format!(
-                "the secret is {} bytes; at least {MIN_KEY_LEN} are needed",
-                secret.len()
-            ),
-        ));
-    }
-    Ok(secret)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, text: &str) -> PathBuf {
-        std::fs::write(dir.join("secret"), "a secret of at least sixteen bytes\n").unwrap();
-        let path = dir.join("cluster.toml");
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    const THREE: &str = r#"
-cluster = 7
-id = 2
-data_dir = "data"
-secret_file = "secret"
-[[members]]
-id = 1
-address = "127.0.0.1:7001"
-[[members]]
-id = 2
-address = "[::1]:7002"
-[[members]]
-id = 3
-address = "localhost:7003"
-"#;
-
-    #[test]
-    fn a_three_member_file_resolves_ipv4_ipv6_and_host_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let settings = load(&write(dir.path(), THREE)).unwrap();
-        assert_eq!(settings.id, NodeId(2));
-        assert_eq!(settings.own_address(), "[::1]:7002".parse().unwrap());
-        assert_eq!(settings.peers().count(), 2);
-        assert!(settings.members[2].1.ip().is_loopback());
-        assert_eq!(
-            settings.config.quorum(),
-            Quorum::Majority,
-            "quorum is on by default"
-        );
-        assert_eq!(settings.secret, b"a secret of at least sixteen bytes");
-        assert_eq!(settings.data_dir, dir.path().join("data"));
-        assert_eq!(settings.lease_margin, Duration::from_millis(1250));
-        assert!(
-            !format!("{settings:?}").contains("sixteen"),
-            "the secret leaked into Debug"
-        );
-    }
-
-    #[test]
-    fn every_mistake_names_its_field() {
-        let dir = tempfile::tempdir().unwrap();
-        let cases = [
-            (THREE.replacen("id = 2\n", "id = 9\n", 1), "`id`"),
-            (THREE.replace("id = 3", "id = 1"), "`members[2].id`"),
-            (
-                THREE.replace("localhost:7003", "localhost"),
-                "`members[2].address`",
-            ),
-            (
-                THREE.replace("[::1]:7002", "no.such.host.invalid:7002"),
-                "`members[1].address`",
-            ),
-            (
-                THREE.replace("cluster = 7\n", ""),
-                "missing field `cluster`",
-            ),
-            (
-                THREE.replace("cluster = 7", "cluster = 7\nclustr = 8"),
-                "unknown field `clustr`",
-            ),
-            (
-                THREE.replace("secret_file = \"secret\"", "secret_file = \"nope\""),
-                "`secret_file`",
-            ),
-            (
-                THREE.replace("secret_file = \"secret\"", ""),
-                "`secret_file`",
-            ),
-            (
-                THREE.replace(
-                    "secret_file = \"secret\"",
-                    "secret_file = \"secret\"\nsecret_env = \"X\"",
-                ),
-                "not both",
-            ),
-            (
-                THREE.replace(
-                    "secret_file = \"secret\"",
-                    "secret_env = \"BULLY_AGENT_TEST_UNSET\"",
-                ),
-                "`secret_env`",
-            ),
-            (
-                THREE.replace("data_dir", "quorum = \"most\"\ndata_dir"),
-                "`quorum`",
-            ),
-            (
-                THREE.replace("data_dir", "algorithm = \"raft\"\ndata_dir"),
-                "algorithm",
-            ),
-            (
-                format!(
-                    "{}\n[timing]\nleader_timeout_ms = 100\nheartbeat_ms = 200\n",
-                    THREE
-                ),
-                "`timing`",
-            ),
-            (
-                format!("{}\n[child]\ngrace_ms = 5000\n", THREE),
-                "`timing.lease_margin_ms`",
-            ),
-            (
-                format!(
-                    "{}\n[timing]\nlease_margin_ms = 500\n[child]\ngrace_ms = 500\n",
-                    THREE
-                ),
-                "does not exceed child.grace_ms",
-            ),
-        ];
-        for (text, expected) in cases {
-            let error = load(&write(dir.path(), &text)).unwrap_err().to_string();
-            assert!(error.contains(expected), "{expected:?} not in: {error}");
-        }
-    }
-
-    #[test]
-    fn a_short_secret_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write(dir.path(), THREE);
-        std::fs::write(dir.path().join("secret"), "short\n").unwrap();
-        let error = load(&path).unwrap_err().to_string();
-        assert!(
-            error.contains("`secret_file`") && error.contains("5 bytes"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn quorum_none_and_a_number_are_accepted() {
-        let dir = tempfile::tempdir().unwrap();
-        let none = THREE.replace("data_dir", "quorum = \"none\"\ndata_dir");
-        assert_eq!(
-            load(&write(dir.path(), &none)).unwrap().config.quorum(),
-            Quorum::None
-        );
-        let two = THREE.replace("data_dir", "quorum = 2\ndata_dir");
-        assert_eq!(
-            load(&write(dir.path(), &two)).unwrap().config.quorum(),
-            Quorum::AtLeast(2)
-        );
-    }
-
-    #[test]
-    fn the_shipped_example_is_a_valid_configuration() {
-        let dir = tempfile::tempdir().unwrap();
-        let example = include_str!("../cluster.example.toml")
-            .replace("/etc/bully-agent/secret", "secret")
-            .replace("/var/lib/bully-agent", "data");
-        let settings = load(&write(dir.path(), &example)).unwrap();
-        assert_eq!(settings.members.len(), 3);
-        assert!(settings.members[2].1.is_ipv6());
-        assert_eq!(settings.listen, Some("127.0.0.1:9101".parse().unwrap()));
-    }
 }

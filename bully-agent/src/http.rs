@@ -101,6 +101,12 @@ async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
     }
     gauge!("bully_is_leader").set(f64::from(u8::from(status.role == "leader")));
     gauge!("bully_child_running").set(f64::from(u8::from(status.child.running)));
+    gauge!("bully_eligible").set(f64::from(u8::from(status.eligible)));
+    gauge!("bully_child_failures_in_a_row").set(f64::from(status.child.failures_in_a_row));
+    counter!("bully_child_backoffs_total").absolute(status.child.backoffs);
+    // Milliseconds to seconds: exact enough for a gauge.
+    #[allow(clippy::cast_precision_loss)]
+    gauge!("bully_child_backoff_seconds").set(status.child.backoff_ms.unwrap_or(0) as f64 / 1000.0);
     let heard = status
         .members
         .iter()
@@ -165,6 +171,24 @@ fn describe() {
     describe_gauge!("bully_leader", "The leader this node follows (-1: none)");
     describe_gauge!("bully_is_leader", "1 while this node leads");
     describe_gauge!("bully_child_running", "1 while the command runs");
+    describe_gauge!(
+        "bully_eligible",
+        "1 while this node may stand for leader; 0 during a back-off"
+    );
+    describe_gauge!(
+        "bully_child_failures_in_a_row",
+        Unit::Count,
+        "Runs of the command in a row that ended within child.min_runtime_ms"
+    );
+    describe_counter!(
+        "bully_child_backoffs_total",
+        "Back-offs entered after runs that kept failing"
+    );
+    describe_gauge!(
+        "bully_child_backoff_seconds",
+        Unit::Seconds,
+        "What is left of the back-off (0: none)"
+    );
     describe_gauge!(
         "bully_members_heard",
         Unit::Count,

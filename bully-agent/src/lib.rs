@@ -8,13 +8,20 @@
 //! - [`config`]: the TOML file and its checks.
 //! - [`state`]: the durable state in the data directory.
 //! - [`run`]: the daemon: the node, the command under a [`supervisor`], signals.
+//! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
+//!   the supervisor as subreaper ([`descendants`]).
+//! - [`backoff`]: runs that keep failing make the member step aside.
 //! - [`http`] and [`status`]: the endpoint and `bully-agent status`.
 //! - [`token`]: `BULLY_FENCING_TOKEN`'s format.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod backoff;
+pub mod cgroup;
 pub mod child;
 pub mod config;
+pub mod containment;
+pub mod descendants;
 pub mod error;
 pub mod http;
 pub mod run;

@@ -77,6 +77,9 @@ enum Command {
         /// The supervisor's pid.
         #[arg(long)]
         parent: u32,
+        /// The job's cgroup, to join before the command runs.
+        #[arg(long)]
+        cgroup: Option<PathBuf>,
         /// The command.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -87,6 +90,9 @@ enum Command {
         /// Between SIGTERM and SIGKILL, in milliseconds.
         #[arg(long)]
         grace_ms: u64,
+        /// The job's cgroup (without one, the supervisor is the subreaper).
+        #[arg(long)]
+        cgroup: Option<PathBuf>,
         /// The command.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -119,12 +125,20 @@ fn main() -> ExitCode {
                 0
             })
             .map_err(|error| error.to_string()),
-        Command::ExecChild { parent, command } => {
-            let error = supervisor::exec_child(parent, &command);
+        Command::ExecChild {
+            parent,
+            cgroup,
+            command,
+        } => {
+            let error = supervisor::exec_child(parent, cgroup.as_deref(), &command);
             eprintln!("error: cannot run {:?}: {error}", command[0]);
             return ExitCode::from(127);
         }
-        Command::Supervise { grace_ms, command } => {
+        Command::Supervise {
+            grace_ms,
+            cgroup,
+            command,
+        } => {
             init_logging("warn").expect("a fixed filter");
             // One thread: the command's death signal follows the thread that
             // spawned it, which must live as long as the supervisor.
@@ -136,6 +150,7 @@ fn main() -> ExitCode {
                     runtime
                         .block_on(supervisor::supervise(
                             Duration::from_millis(grace_ms),
+                            cgroup,
                             command,
                         ))
                         .map_err(|error| format!("supervisor: {error}"))

@@ -26,8 +26,10 @@ use bully_core::{Node, Quorum};
 use bully_tokio::{Builder, CancellationToken, Leadership, UdpTransport};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::backoff::{Failures, Verdict};
 use crate::child::{Report, Supervised};
 use crate::config::{OnExit, Settings};
+use crate::containment::Containment;
 use crate::state::{DataDir, Stored};
 use crate::token::format_token;
 use crate::view::View;
@@ -49,6 +51,26 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     }
     let data = DataDir::open(&settings.data_dir, settings.cluster, settings.id)
         .map_err(|error| error.to_string())?;
+    // Before anything else: what a previous run's job left is killed.
+    let name = format!(
+        "bully-agent-{}-{}-{}",
+        settings.cluster.0,
+        settings.id.0,
+        std::process::id()
+    );
+    let containment =
+        Containment::prepare(&settings.containment, &settings.data_dir, &name).await?;
+    serve(&settings, &command, &data, &containment).await
+}
+
+/// The rest of the run, once the data directory is locked and the job's
+/// process tree has its container.
+async fn serve(
+    settings: &Settings,
+    command: &[OsString],
+    data: &DataDir,
+    containment: &Containment,
+) -> Result<i32, String> {
     let stored = data.load().map_err(|error| error.to_string())?;
     // A higher incarnation than any run before, or the peers refuse this run's
     // frames as replays: the stored counter, or the clock if it is further on.
@@ -116,6 +138,8 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
         .lease_margin(settings.lease_margin)
         .spawn_persisting(node, transport, persist);
     let view = Arc::new(View::new(handle, settings.members.clone(), term));
+    view.update_child(|child| child.containment = containment.describe());
+    let mut failures = Failures::new(settings.child.failures);
     tracing::info!(
         node = %settings.id,
         cluster = settings.cluster.0,
@@ -153,7 +177,13 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
                 }
             },
         };
-        match lead(&view, &settings, &command, &leadership, &shutdown).await {
+        let run = Run {
+            view: &view,
+            settings,
+            command,
+            containment,
+        };
+        match run.lead(&leadership, &shutdown, &mut failures).await {
             Outcome::Ended => continue,
             Outcome::Shutdown => break 0,
             Outcome::Exit(code) => break code,
@@ -251,98 +281,167 @@ enum Stop {
     Exited(i32),
 }
 
-/// Runs the command for as long as `leadership` lasts, again after each exit
-/// under `on_exit = "restart"`.
-async fn lead(
+/// What one leadership's runs of the command need.
+struct Run<'a> {
+    view: &'a View,
+    settings: &'a Settings,
+    command: &'a [OsString],
+    containment: &'a Containment,
+}
+
+impl Run<'_> {
+    /// Runs the command for as long as `leadership` lasts, again after each
+    /// exit under `on_exit = "restart"`, until `failures` says to step aside.
+    async fn lead(
+        &self,
+        leadership: &Leadership,
+        shutdown: &CancellationToken,
+        failures: &mut Failures,
+    ) -> Outcome {
+        let (view, settings) = (self.view, self.settings);
+        let token = leadership.token();
+        let policy = settings.child;
+        loop {
+            tracing::info!(token = %format_token(token), "leading: starting the command");
+            let started = std::time::Instant::now();
+            let cgroup = match self.containment.open_for_run() {
+                Ok(cgroup) => cgroup,
+                Err(error) => return Outcome::Fatal(error),
+            };
+            let mut child = match Supervised::spawn(
+                self.command,
+                token,
+                settings.cluster,
+                policy.grace,
+                cgroup.as_ref(),
+            ) {
+                Ok(child) => child,
+                Err(error) => {
+                    self.containment.after_run(cgroup).await;
+                    return Outcome::Fatal(format!(
+                        "cannot start the command's supervisor: {error}"
+                    ));
+                }
+            };
+            view.update_child(|status| {
+                status.running = true;
+                status.pid = None;
+                status.starts += 1;
+            });
+            let (stop, code) = watch(&mut child, view, leadership, shutdown).await;
+            self.containment.after_run(cgroup).await;
+            // The whole job has stopped: a resignation or vote the node keeps
+            // back while it may still be stopping (its resign delay) can go now.
+            let _ = view.handle.work_stopped().await;
+            let verdict = failures.run_ended(started.elapsed(), matches!(stop, Stop::Exited(_)));
+            view.update_child(|status| {
+                status.running = false;
+                status.pid = None;
+                status.failures_in_a_row = failures.in_a_row();
+            });
+            match stop {
+                Stop::LeadershipEnded => {
+                    tracing::info!(code, "the leadership ended; the command stopped");
+                    return Outcome::Ended;
+                }
+                Stop::Shutdown => return Outcome::Shutdown,
+                Stop::Exited(_) => tracing::info!(code, "the command exited"),
+            }
+            if policy.on_exit == OnExit::Exit {
+                return Outcome::Exit(code);
+            }
+            match verdict {
+                Verdict::StepAside(backoff) => {
+                    self.step_aside(backoff).await;
+                    return Outcome::Ended;
+                }
+                Verdict::Failed(in_a_row) => tracing::warn!(
+                    in_a_row,
+                    limit = policy.failures.limit,
+                    "the command failed: it ended within child.min_runtime_ms of its start"
+                ),
+                Verdict::Fine => {}
+            }
+            match policy.on_exit {
+                OnExit::Exit => return Outcome::Exit(code),
+                OnExit::StepDown => {
+                    tracing::info!("stepping down so that another member runs the command");
+                    let _ = view.handle.step_down().await;
+                    let _ = view.handle.work_stopped().await;
+                    return Outcome::Ended;
+                }
+                OnExit::Restart => {
+                    tokio::select! {
+                        biased;
+                        () = shutdown.cancelled() => return Outcome::Shutdown,
+                        () = leadership.ended() => return Outcome::Ended,
+                        () = tokio::time::sleep(policy.restart_delay) => {}
+                    }
+                    view.update_child(|status| status.restarts += 1);
+                }
+            }
+        }
+    }
+
+    /// The command failed `child.failure_limit` times in a row: this member
+    /// steps down and stays out of the elections for `backoff`, so that
+    /// another member runs it.
+    async fn step_aside(&self, backoff: Duration) {
+        tracing::warn!(
+            failures = self.settings.child.failures.limit,
+            backoff_ms = u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+            "the command failed every time in a row: stepping aside so that another member \
+             runs it, until the back-off ends"
+        );
+        self.view.note_backoff(std::time::Instant::now() + backoff);
+        if let Err(error) = self.view.handle.abstain_for(backoff).await {
+            tracing::warn!(%error, "the node did not take the back-off");
+        }
+    }
+}
+
+/// Serves one run of the command until it ends or must stop; how it ended,
+/// and its status.
+async fn watch(
+    child: &mut Supervised,
     view: &View,
-    settings: &Settings,
-    command: &[OsString],
     leadership: &Leadership,
     shutdown: &CancellationToken,
-) -> Outcome {
-    let token = leadership.token();
-    let policy = settings.child;
-    loop {
-        tracing::info!(token = %format_token(token), "leading: starting the command");
-        let mut child = match Supervised::spawn(command, token, settings.cluster, policy.grace) {
-            Ok(child) => child,
-            Err(error) => {
-                return Outcome::Fatal(format!("cannot start the command's supervisor: {error}"));
-            }
-        };
-        view.update_child(|status| {
-            status.running = true;
-            status.pid = None;
-            status.starts += 1;
-        });
-        child.set_deadline(leadership.deadline()).await;
-        let mut deadlines = leadership.deadlines();
-        let stop = loop {
-            tokio::select! {
-                biased;
-                () = leadership.ended() => break Stop::LeadershipEnded,
-                () = shutdown.cancelled() => break Stop::Shutdown,
-                changed = deadlines.changed() => {
-                    if changed.is_ok() {
-                        let deadline = *deadlines.borrow_and_update();
-                        child.set_deadline(deadline).await;
-                    } else {
-                        // The leadership is over: `ended` fires on the next turn.
-                        leadership.ended().await;
-                    }
+) -> (Stop, i32) {
+    child.set_deadline(leadership.deadline()).await;
+    let mut deadlines = leadership.deadlines();
+    let stop = loop {
+        tokio::select! {
+            biased;
+            () = leadership.ended() => break Stop::LeadershipEnded,
+            () = shutdown.cancelled() => break Stop::Shutdown,
+            changed = deadlines.changed() => {
+                if changed.is_ok() {
+                    let deadline = *deadlines.borrow_and_update();
+                    child.set_deadline(deadline).await;
+                } else {
+                    // The leadership is over: `ended` fires on the next turn.
+                    leadership.ended().await;
                 }
-                report = child.next_report() => match report {
-                    Report::Started(pid) => {
-                        tracing::debug!(pid, "the command runs");
-                        view.update_child(|status| status.pid = Some(pid));
-                    }
-                    Report::Exited(code) => break Stop::Exited(code),
-                    Report::Gone => break Stop::Exited(child.exited().await),
-                },
             }
-        };
-        let code = match stop {
-            Stop::LeadershipEnded | Stop::Shutdown => {
-                tracing::info!("stopping the command");
-                child.stop().await
-            }
-            Stop::Exited(code) => {
-                child.exited().await;
-                code
-            }
-        };
-        view.update_child(|status| {
-            status.running = false;
-            status.pid = None;
-        });
-        // A resignation or vote the node keeps back while the command may still
-        // be stopping (its resign delay) can go now.
-        let _ = view.handle.work_stopped().await;
-        match stop {
-            Stop::LeadershipEnded => {
-                tracing::info!(code, "the leadership ended; the command stopped");
-                return Outcome::Ended;
-            }
-            Stop::Shutdown => return Outcome::Shutdown,
-            Stop::Exited(_) => tracing::info!(code, "the command exited"),
+            report = child.next_report() => match report {
+                Report::Started(pid) => {
+                    tracing::debug!(pid, "the command runs");
+                    view.update_child(|status| status.pid = Some(pid));
+                }
+                Report::Exited(code) => break Stop::Exited(code),
+                Report::Gone => break Stop::Exited(child.exited().await),
+            },
         }
-        match policy.on_exit {
-            OnExit::Exit => return Outcome::Exit(code),
-            OnExit::StepDown => {
-                tracing::info!("stepping down so that another member runs the command");
-                let _ = view.handle.step_down().await;
-                let _ = view.handle.work_stopped().await;
-                return Outcome::Ended;
-            }
-            OnExit::Restart => {
-                tokio::select! {
-                    biased;
-                    () = shutdown.cancelled() => return Outcome::Shutdown,
-                    () = leadership.ended() => return Outcome::Ended,
-                    () = tokio::time::sleep(policy.restart_delay) => {}
-                }
-                view.update_child(|status| status.restarts += 1);
-            }
+    };
+    match stop {
+        Stop::LeadershipEnded | Stop::Shutdown => {
+            tracing::info!("stopping the command");
+            (stop, child.stop().await)
+        }
+        Stop::Exited(code) => {
+            child.exited().await;
+            (stop, code)
         }
     }
 }

@@ -22,6 +22,10 @@ pub struct Status {
     /// Whether this node may run the command now (it leads and, with a quorum, its
     /// lease has more than the margin left).
     pub working: bool,
+    /// Whether this node may stand for leader: `false` during a back-off after
+    /// runs of the command that kept failing (`child.backoff_ms`).
+    #[serde(default = "eligible_by_default")]
+    pub eligible: bool,
     /// The other members.
     pub members: Vec<MemberStatus>,
     /// The command on this node.
@@ -51,6 +55,23 @@ pub struct ChildStatus {
     pub starts: u64,
     /// Runs started again after the command exited by itself.
     pub restarts: u64,
+    /// Runs in a row that failed (ended by themselves within
+    /// `child.min_runtime_ms`), since the last back-off or good run.
+    #[serde(default)]
+    pub failures_in_a_row: u32,
+    /// Back-offs entered since the agent started.
+    #[serde(default)]
+    pub backoffs: u64,
+    /// What is left of the back-off, in milliseconds, during one.
+    #[serde(default)]
+    pub backoff_ms: Option<u64>,
+    /// How the job's process tree is held: `cgroup PATH` or `subreaper`.
+    #[serde(default)]
+    pub containment: String,
+}
+
+fn eligible_by_default() -> bool {
+    true
 }
 
 impl MemberStatus {
@@ -88,7 +109,23 @@ impl fmt::Display for Status {
             f,
             " ({} starts, {} restarts)",
             self.child.starts, self.child.restarts
-        )
+        )?;
+        if let Some(ms) = self.child.backoff_ms {
+            write!(
+                f,
+                "\nbackoff: not eligible for another {ms} ms (the command kept failing)"
+            )?;
+        } else if self.child.failures_in_a_row > 0 {
+            write!(
+                f,
+                "\nfailed:  {} runs in a row",
+                self.child.failures_in_a_row
+            )?;
+        }
+        if !self.child.containment.is_empty() {
+            write!(f, "\ntree:    {}", self.child.containment)?;
+        }
+        Ok(())
     }
 }
 

@@ -1,16 +1,25 @@
 //! The supervisor: a small process between the agent and the command, so that
 //! the command stops on time even when the agent cannot stop it.
 //!
-//! The agent re-executes itself as `bully-agent supervise --grace-ms G -- CMD...`
-//! with one end of a socket pair as its standard input. The supervisor stays in
-//! the agent's process group and starts the command in a process group of its
-//! own. It stops the command (SIGTERM to that group, the grace period, SIGKILL)
-//! when any of these happens:
+//! The agent re-executes itself as `bully-agent supervise --grace-ms G
+//! [--cgroup PATH] -- CMD...` with one end of a socket pair as its standard
+//! input, in a process group of its own: a SIGKILL to the agent's group
+//! (`kill -9 -PGID`) does not reach it. It starts the command in a process group
+//! of its own too, and holds the command's whole process tree (see
+//! [`crate::containment`]): the job's cgroup, which the command joins before it
+//! is executed, or else the supervisor's descendants, whose orphans it adopts
+//! as child subreaper. It stops the tree when any of these happens:
 //!
 //! - the agent says `stop` (the leadership ended, or the agent is leaving);
 //! - the socket closes: the agent died, even by SIGKILL, which no handler sees;
 //! - the lease deadline the agent last sent passes: the agent is alive but not
 //!   running (paused, starved), or its renewals stopped reaching here.
+//!
+//! Stopping is SIGTERM to every process of the tree, the grace period for all
+//! of them to end, then SIGKILL to whatever is left (`cgroup.kill`), until
+//! nothing is. When the command ends by itself, whatever it left is killed at
+//! once: the job's processes live and die with it. Either way the supervisor
+//! removes the job's cgroup before it exits (the agent makes one per run).
 //!
 //! The protocol, one line each way:
 //! - agent to supervisor: `until <CLOCK_MONOTONIC nanoseconds>`, `until none`, `stop`;
@@ -19,9 +28,8 @@
 //!
 //! The command is started through one more re-execution, `bully-agent exec-child`,
 //! which asks the kernel to SIGKILL it should the supervisor die
-//! (`PR_SET_PDEATHSIG`, Linux) and then replaces itself with the command: so a
-//! SIGKILL to the agent's whole process group (`kill -9 -PGID`, `pkill -9
-//! bully-agent`), which takes the supervisor too, still ends the command.
+//! (`PR_SET_PDEATHSIG`, Linux), joins the job's cgroup, and then replaces itself
+//! with the command: so even a SIGKILL to the supervisor ends the command.
 //!
 //! The deadline travels as an absolute `CLOCK_MONOTONIC` reading, which both
 //! processes share, so a delay between the agent's computing it and the
@@ -31,6 +39,7 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -42,6 +51,32 @@ use tokio::net::UnixStream;
 use tokio::process::Command;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
+
+use crate::cgroup::Cgroup;
+use crate::containment::JobTree;
+
+/// The agent's own binary, to re-execute as supervisor or `exec-child`:
+/// `/proc/self/exe` on Linux, which still runs after the file was replaced (a
+/// package upgrade while the agent runs); `ps` still shows the agent's path,
+/// as the new process's `argv[0]`.
+pub fn own_binary() -> io::Result<std::process::Command> {
+    use std::os::unix::process::CommandExt;
+    let path = std::env::current_exe()?;
+    // After a replacement the link reads "PATH (deleted)".
+    let shown = path.to_string_lossy();
+    let shown = shown
+        .strip_suffix(" (deleted)")
+        .unwrap_or(&shown)
+        .to_owned();
+    let program = if cfg!(target_os = "linux") {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        path
+    };
+    let mut command = std::process::Command::new(program);
+    command.arg0(shown);
+    Ok(command)
+}
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds.
 pub fn monotonic_now() -> u128 {
@@ -77,8 +112,13 @@ enum StopReason {
     Signal,
 }
 
-/// Runs the supervisor; returns the status to exit with.
-pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i32> {
+/// Runs the supervisor; returns the status to exit with. `cgroup`: the job's
+/// cgroup, which the agent made (else the supervisor is the subreaper).
+pub async fn supervise(
+    grace: Duration,
+    cgroup: Option<PathBuf>,
+    command: Vec<OsString>,
+) -> io::Result<i32> {
     let control = std::os::unix::net::UnixStream::from(io::stdin().as_fd().try_clone_to_owned()?);
     control.set_nonblocking(true)?;
     let control = UnixStream::from_std(control)?;
@@ -86,17 +126,34 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
     let mut lines = BufReader::new(read).lines();
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut children = signal(SignalKind::child())?;
 
     if command.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command"));
     }
+    let tree = match JobTree::for_supervisor(cgroup.as_deref()) {
+        Ok(tree) => tree,
+        Err(error) => {
+            let _ = write
+                .write_all(
+                    format!("failed cannot hold the job's process tree: {error}\n").as_bytes(),
+                )
+                .await;
+            return Ok(127);
+        }
+    };
     // Through `exec-child`, so that the command dies with this process. The
     // death signal is tied to the thread that spawns it: this one, the runtime's
     // only thread (`main` runs the supervisor on a current-thread runtime).
-    let mut child = match Command::new(std::env::current_exe()?)
+    let mut exec_child = Command::from(own_binary()?);
+    exec_child
         .arg("exec-child")
         .arg("--parent")
-        .arg(std::process::id().to_string())
+        .arg(std::process::id().to_string());
+    if let Some(path) = &cgroup {
+        exec_child.arg("--cgroup").arg(path);
+    }
+    let mut child = match exec_child
         .arg("--")
         .args(&command)
         .process_group(0)
@@ -112,7 +169,8 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
         }
     };
     let pid = child.id().expect("a child that was not awaited has a pid");
-    let group = Pid::from_raw(i32::try_from(pid).expect("pids fit in i32"));
+    let pid = i32::try_from(pid).expect("pids fit in i32");
+    let group = Pid::from_raw(pid);
     // The agent may be gone already; the checks below notice.
     let _ = write.write_all(format!("pid {pid}\n").as_bytes()).await;
 
@@ -120,8 +178,10 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
     let reason = loop {
         tokio::select! {
             status = child.wait() => {
-                // The command ended by itself; what it left in its group goes too.
+                // The command ended by itself; what it left goes too.
                 let _ = killpg(group, Signal::SIGKILL);
+                tree.kill_all(None).await;
+                tree.remove();
                 let code = status_code(status?);
                 let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
                 return Ok(code);
@@ -137,17 +197,21 @@ pub async fn supervise(grace: Duration, command: Vec<OsString>) -> io::Result<i3
             () = sleep_until(deadline), if deadline.is_some() => break StopReason::LeaseDeadline,
             _ = terminate.recv() => break StopReason::Signal,
             _ = interrupt.recv() => break StopReason::Signal,
+            // An orphan of the job died: as its subreaper, this process reaps it.
+            _ = children.recv() => tree.reap_adopted(Some(pid)),
         }
     };
     tracing::debug!(?reason, pid, "supervisor: stopping the command");
-    let code = stop(&mut child, group, grace).await?;
+    let code = stop(&mut child, group, &tree, grace).await?;
+    tree.remove();
     let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
     Ok(code)
 }
 
 /// `bully-agent exec-child`: arranges to be killed when the supervisor (`parent`)
-/// dies, then becomes `command`. Returns only if that fails.
-pub fn exec_child(parent: u32, command: &[OsString]) -> io::Error {
+/// dies, joins the job's `cgroup` if there is one, then becomes `command`.
+/// Returns only if that fails.
+pub fn exec_child(parent: u32, cgroup: Option<&Path>, command: &[OsString]) -> io::Error {
     use std::os::unix::process::CommandExt;
 
     #[cfg(target_os = "linux")]
@@ -163,24 +227,54 @@ pub fn exec_child(parent: u32, command: &[OsString]) -> io::Error {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = parent;
+    if let Some(path) = cgroup {
+        // Before the command runs, so that nothing it starts is outside.
+        if let Err(error) = Cgroup::open(path).and_then(|cgroup| cgroup.join_self()) {
+            return io::Error::new(
+                error.kind(),
+                format!("cannot join the cgroup {}: {error}", path.display()),
+            );
+        }
+    }
     let Some((program, arguments)) = command.split_first() else {
         return io::Error::new(io::ErrorKind::InvalidInput, "no command");
     };
     std::process::Command::new(program).args(arguments).exec()
 }
 
-/// SIGTERM to the command's group, then SIGKILL `grace` later if it still runs;
-/// whatever is left in the group is killed either way.
-async fn stop(child: &mut tokio::process::Child, group: Pid, grace: Duration) -> io::Result<i32> {
+/// SIGTERM to every process of the job, the grace period for all of them to
+/// end, then SIGKILL to whatever is left, until nothing is. The command's
+/// group is signalled as well: it may not have joined the cgroup yet.
+async fn stop(
+    child: &mut tokio::process::Child,
+    group: Pid,
+    tree: &JobTree,
+    grace: Duration,
+) -> io::Result<i32> {
     let _ = killpg(group, Signal::SIGTERM);
-    let status = match tokio::time::timeout(grace, child.wait()).await {
-        Ok(status) => status?,
-        Err(_) => {
-            let _ = killpg(group, Signal::SIGKILL);
-            child.wait().await?
+    tree.signal(Signal::SIGTERM);
+    let deadline = Instant::now() + grace;
+    let status = match tokio::time::timeout_at(deadline, child.wait()).await {
+        Ok(status) => Some(status?),
+        Err(_) => None,
+    };
+    let keep = match status {
+        // The command is reaped; its tree gets the rest of the grace period.
+        Some(_) => {
+            let left = deadline.saturating_duration_since(Instant::now());
+            tree.wait_empty(None, left).await;
+            None
         }
+        None => child.id().and_then(|pid| i32::try_from(pid).ok()),
     };
     let _ = killpg(group, Signal::SIGKILL);
+    tree.kill_all(keep).await;
+    let status = match status {
+        Some(status) => status,
+        None => child.wait().await?,
+    };
+    // Anything the command started while it was being killed.
+    tree.kill_all(None).await;
     Ok(status_code(status))
 }
 

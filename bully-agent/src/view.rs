@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bully_core::NodeId;
 use bully_tokio::{DriverError, DriverStats, Handle};
@@ -19,6 +20,8 @@ pub struct View {
     members: Vec<(NodeId, SocketAddr)>,
     term: Arc<AtomicU64>,
     child: Mutex<ChildStatus>,
+    /// The end of the current back-off, if this node abstains.
+    backoff_until: Mutex<Option<Instant>>,
 }
 
 impl View {
@@ -30,6 +33,7 @@ impl View {
             members,
             term,
             child: Mutex::new(ChildStatus::default()),
+            backoff_until: Mutex::new(None),
         }
     }
 
@@ -47,12 +51,38 @@ impl View {
         change(&mut child);
     }
 
-    /// The command's status.
+    /// The command's status, with what is left of a back-off.
     pub fn child(&self) -> ChildStatus {
-        self.child
+        let mut child = self
+            .child
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
-            .clone()
+            .clone();
+        child.backoff_ms = self.backoff_left().map(|left| {
+            // Rounded up: 0 would read as no back-off.
+            u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
+        child
+    }
+
+    /// A back-off until `until` began.
+    pub fn note_backoff(&self, until: Instant) {
+        *self
+            .backoff_until
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) = Some(until);
+        self.update_child(|child| child.backoffs += 1);
+    }
+
+    /// What is left of the back-off, during one.
+    pub fn backoff_left(&self) -> Option<std::time::Duration> {
+        let until = (*self
+            .backoff_until
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()))?;
+        until
+            .checked_duration_since(Instant::now())
+            .filter(|left| !left.is_zero())
     }
 
     /// The driver's counters.
@@ -86,6 +116,7 @@ impl View {
                 .filter(|leader| leader.id == id)
                 .map(|leader| format_token(leader.token())),
             working: working.is_some(),
+            eligible: self.backoff_left().is_none(),
             members: self
                 .members
                 .iter()

@@ -11,6 +11,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use support::child_log::ChildLog;
 use support::cluster::{
     AGENT, Cluster, Options, Ports, SECRET, Timing, child_script, free_tcp_address,
-    free_udp_address, is_free, node_config,
+    free_udp_address, is_free, node_config, write_secret,
 };
 use support::procs::processes;
 
@@ -48,7 +49,7 @@ struct Outcome {
 impl Setup {
     fn new() -> Setup {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
+        write_secret(&dir.path().join("secret"), SECRET);
         let udp = free_udp_address();
         let members = BTreeMap::from([(1, udp), (2, free_udp_address()), (3, free_udp_address())]);
         Setup {
@@ -204,7 +205,14 @@ fn the_valid_configuration_passes_check() {
 #[test]
 fn every_bad_configuration_is_refused_before_anything_starts() {
     let setup = Setup::new();
-    std::fs::write(setup.path("short-secret"), "fifteen bytes!!").expect("write a secret");
+    write_secret(&setup.path("short-secret"), "fifteen bytes!!");
+    write_secret(&setup.path("blank-secret"), "                \n");
+    std::fs::write(setup.path("open-secret"), SECRET).expect("write a secret");
+    std::fs::set_permissions(
+        setup.path("open-secret"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("open the secret to everyone");
     let valid = setup.valid();
     let address_of_2 = setup.members[&2].to_string();
     let address_of_3 = setup.members[&3].to_string();
@@ -262,6 +270,36 @@ fn every_bad_configuration_is_refused_before_anything_starts() {
             "secret too short",
             valid.replace("secret_file = \"secret\"", "secret_file = \"short-secret\""),
             vec!["secret_file", "15 bytes"],
+        ),
+        (
+            "two members at one address",
+            valid.replace(&address_of_3, &address_of_2),
+            vec!["members[2].address", "members[1]"],
+        ),
+        (
+            "a secret file others may read",
+            valid.replace("secret_file = \"secret\"", "secret_file = \"open-secret\""),
+            vec![
+                "secret_file",
+                "mode 0644",
+                "chmod 600",
+                "secret_file_mode_check",
+            ],
+        ),
+        (
+            "a secret of 16 spaces",
+            valid.replace("secret_file = \"secret\"", "secret_file = \"blank-secret\""),
+            vec!["secret_file", "only 1 distinct byte values"],
+        ),
+        (
+            "a grace period of 0",
+            valid.replace("grace_ms = 200", "grace_ms = 0"),
+            vec!["child.grace_ms", "100 ms"],
+        ),
+        (
+            "a restart delay of 0",
+            valid.replace("restart_delay_ms = 200", "restart_delay_ms = 0"),
+            vec!["child.restart_delay_ms", "100 ms"],
         ),
         (
             "secret file missing",
@@ -528,6 +566,8 @@ fn a_node_with_the_wrong_secret_never_joins() {
         timing,
         relay: false,
         other_secret: Some(3),
+        missing_command: None,
+        child_settings: "",
         ports: Ports::Ephemeral,
     });
     let leader = cluster.wait_for_agreement_among(&[1, 2], PATIENCE);

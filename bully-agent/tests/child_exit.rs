@@ -4,6 +4,7 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
+use std::time::Duration;
 
 use bully_agent::token::parse_token;
 use support::lone::LoneAgent;
@@ -13,7 +14,10 @@ const EXITS_AT_ONCE: &str = "echo \"$BULLY_FENCING_TOKEN\"; exit 3";
 
 #[test]
 fn restart_runs_the_command_again_in_the_same_leadership() {
-    let lone = LoneAgent::new("", "on_exit = \"restart\"\nrestart_delay_ms = 100");
+    let lone = LoneAgent::new(
+        "",
+        "on_exit = \"restart\"\nrestart_delay_ms = 100\nfailure_limit = 0",
+    );
     let mut agent = lone.start(EXITS_AT_ONCE);
     let mut out = BufReader::new(agent.0.stdout.take().unwrap()).lines();
     let status = lone.wait_for("three restarts", |status| status.child.restarts >= 3);
@@ -49,4 +53,49 @@ fn exit_leaves_with_the_commands_status_after_resigning() {
     let mut agent = lone.start(EXITS_AT_ONCE);
     let status = agent.0.wait().unwrap();
     assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn a_command_that_exits_at_once_is_restarted_no_faster_than_the_floor_then_steps_aside() {
+    // `true` as a job, at the floor of the restart delay: five quick runs, then
+    // the member steps aside (alone, nobody else leads meanwhile) for a minute.
+    let lone = LoneAgent::new(
+        "",
+        "on_exit = \"restart\"\nrestart_delay_ms = 100\nfailure_limit = 5\n\
+         backoff_ms = 60000\nmax_backoff_ms = 60000",
+    );
+    let _agent = lone.start_with("date +%s%N >> starts", &[]);
+    let status = lone.wait_for("the back-off", |status| !status.eligible);
+    assert_eq!(
+        (status.child.starts, status.child.restarts),
+        (5, 4),
+        "{status:?}"
+    );
+    assert_eq!(status.child.backoffs, 1);
+    assert!(status.child.backoff_ms.is_some_and(|ms| ms <= 60_000));
+    let starts: Vec<u128> = std::fs::read_to_string(lone.dir.path().join("starts"))
+        .unwrap()
+        .lines()
+        .map(|line| line.parse().unwrap())
+        .collect();
+    assert_eq!(starts.len(), 5, "{starts:?}");
+    let gaps_ms: Vec<u128> = starts
+        .windows(2)
+        .map(|pair| (pair[1] - pair[0]) / 1_000_000)
+        .collect();
+    assert!(
+        gaps_ms.iter().all(|&gap| gap >= 100),
+        "restarted sooner than the 100 ms floor: {gaps_ms:?}"
+    );
+    // A few lines per run, and none while it backs off.
+    let lines = lone.log().lines().count();
+    std::thread::sleep(Duration::from_secs(1));
+    let later = lone.log().lines().count();
+    println!(
+        "5 runs of a command that exits at once: gaps {gaps_ms:?} ms, {lines} log lines, \
+         {} more in the next second of the back-off",
+        later - lines
+    );
+    assert_eq!(later, lines, "{}", lone.log());
+    assert!(lines <= 10 + 4 * 5, "{}", lone.log());
 }

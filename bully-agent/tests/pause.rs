@@ -45,6 +45,8 @@ fn a_paused_leaders_late_writes_carry_the_old_token_and_are_fenced() {
         timing,
         relay: false,
         other_secret: None,
+        missing_command: None,
+        child_settings: "",
         ports: Ports::Ephemeral,
     });
     cluster.wait_for_start_above(None, PATIENCE);

@@ -165,6 +165,8 @@ fn five_agents_keep_one_child_through_crashes_restarts_and_a_cut() {
         timing,
         relay: true,
         other_secret: None,
+        missing_command: None,
+        child_settings: "",
         ports: Ports::Ephemeral,
     });
     let mut run = Run {

@@ -39,6 +39,8 @@ fn take_back(size: u64) {
         timing: TIMING,
         relay: false,
         other_secret: None,
+        missing_command: None,
+        child_settings: "",
         ports: Ports::Ephemeral,
     });
     std::fs::write(

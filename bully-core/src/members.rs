@@ -73,6 +73,9 @@ pub(crate) struct Members {
     /// observers vote.
     observers: Arc<[NodeId]>,
     observers_vote: bool,
+    /// This node abstains for now (`Node::abstain_until`): like an observer, it
+    /// neither stands nor answers, and it still votes.
+    own_abstains: bool,
     /// Members that acknowledged this node's current claim.
     claim_acked: BTreeSet<NodeId>,
     /// The highest heartbeat round of this node's current leadership each member
@@ -98,6 +101,7 @@ impl Members {
             resigned: BTreeSet::new(),
             observers: config.observers().into(),
             observers_vote: config.observers_vote(),
+            own_abstains: false,
             claim_acked: BTreeSet::new(),
             acked_round: BTreeMap::new(),
         })
@@ -139,8 +143,17 @@ impl Members {
         !self.is_observer(id) && !self.suspected.contains(&id) && !self.resigned.contains(&id)
     }
 
+    /// Whether `id` may stand: a member that is no observer and, for this node
+    /// itself, does not abstain for now.
     pub(crate) fn is_candidate(&self, id: NodeId) -> bool {
-        self.is_member(id) && !self.is_observer(id)
+        self.is_member(id)
+            && !self.is_observer(id)
+            && !(self.own_abstains && self.list.ids[self.own] == id)
+    }
+
+    /// This node abstains from standing (`true`) or may stand again (`false`).
+    pub(crate) fn set_own_abstention(&mut self, abstains: bool) {
+        self.own_abstains = abstains;
     }
 
     pub(crate) fn is_voter(&self, id: NodeId) -> bool {

@@ -2,6 +2,7 @@
 
 mod classic;
 mod connectivity;
+mod eligibility;
 mod leadership;
 mod membership;
 mod modified;
@@ -364,14 +365,16 @@ impl Node {
     /// let mut node = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], config.clone())?;
     /// let now = Instant::now();
     /// node.start(now);
+    /// // After a start it votes for nobody (itself included) for a follower
+    /// // lease, and stands only then.
+    /// assert!(node.poll_transmit().is_none());
+    /// let later = now + config.follower_lease() + Duration::from_millis(1);
+    /// node.handle_timeout(later);
     /// // It probes before it stands: 1 and 2 reply that they follow nobody.
     /// let probe = node.poll_transmit().unwrap().message;
     /// let reply = Message::ProbeReply { term: probe.term(), leader: None, cut_off: false };
-    /// node.handle_message(now, NodeId(1), reply.clone());
-    /// node.handle_message(now, NodeId(2), reply);
-    /// // After a restart it votes for nobody (itself included) for a follower lease.
-    /// let later = now + config.follower_lease() + Duration::from_millis(1);
-    /// node.handle_timeout(later);
+    /// node.handle_message(later, NodeId(1), reply.clone());
+    /// node.handle_message(later, NodeId(2), reply);
     /// while let Some(transmit) = node.poll_transmit() {
     ///     // Member 2 votes for the claim: with 3's own vote, a majority.
     ///     if transmit.to == NodeId(2) {
@@ -691,6 +694,32 @@ impl Node {
         self.timers.next_timeout()
     }
 
+    /// How many timers [`handle_timeout(now)`](Node::handle_timeout) would fire:
+    /// those armed for `now` or earlier (an instant before the latest one this
+    /// node has seen counts as that one, as every input does). Zero when the call
+    /// would be a no-op.
+    ///
+    /// The output bound is per expired timer (see [`Node`]): a fuzzer or a test
+    /// reads this before `handle_timeout` to know what the call may send. The
+    /// work of a timer arms timers only for later instants (every delay is
+    /// positive), so this is the number of timers the call fires.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use bully_core::{Config, Node, NodeId};
+    /// let mut node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default())?;
+    /// let now = Instant::now();
+    /// node.start(now);
+    /// assert_eq!(node.expired_timers(now), 0, "nothing is due yet");
+    /// let due = node.poll_timeout().expect("it waits for something");
+    /// assert_eq!(node.expired_timers(due), 1);
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn expired_timers(&self, now: Instant) -> usize {
+        let now = self.latest.map_or(now, |latest| latest.max(now));
+        self.timers.expired(now)
+    }
+
     fn on_timer(&mut self, now: Instant, timer: Timer) {
         match timer {
             Timer::Heartbeat => self.send_heartbeats(now),
@@ -710,6 +739,7 @@ impl Node {
             Timer::Probe => self.conclude_probe(now),
             Timer::DeferredVote => self.cast_deferred_vote(now),
             Timer::Resign => self.send_pending_resign(),
+            Timer::Abstain => self.on_abstention_end(now),
         }
     }
 
@@ -792,13 +822,18 @@ impl Node {
         self.timers.stop(Timer::LeaderTimeout);
         self.timers.stop(Timer::Stable);
         let rank = self.members.rank_below(None);
-        let wait = match self.config.algorithm() {
+        let mut wait = match self.config.algorithm() {
             Algorithm::Ring => self.config.ring_timeout(self.members.len(), rank),
             Algorithm::Classic | Algorithm::Modified => self
                 .config
                 .flag_timeout()
                 .saturating_add(self.config.stagger_step().saturating_mul(rank as u32)),
         };
+        if self.quorum().is_some() {
+            // The winner's claim may wait for deferred votes: giving up on it
+            // sooner would start a newer election over it.
+            wait = wait.saturating_add(self.claim_wait());
+        }
         self.timers.set(Timer::Coordinator, Self::after(now, wait));
     }
 
@@ -828,11 +863,17 @@ impl Node {
 
     /// Nothing came of an election in time (classic: the Coordinator after an
     /// Answer, see `classic.rs` for why this node does not crown itself; modified:
-    /// the flag's fail-safe; ring: the token or the second pass): start over in a
-    /// new term.
+    /// the flag's fail-safe; ring: the token or the second pass): start over, in
+    /// a new term, or with a quorum in the same term while nobody has used it
+    /// (see `may_retry_in_term`).
     fn on_coordinator_timeout(&mut self, now: Instant) {
-        if self.phase != Phase::Leading {
-            self.note_election_failed();
+        if self.phase == Phase::Leading {
+            return;
+        }
+        self.note_election_failed();
+        if self.may_retry_in_term(now) {
+            self.begin_election(now, self.term);
+        } else {
             self.stand(now);
         }
     }

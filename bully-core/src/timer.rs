@@ -28,16 +28,21 @@ pub(crate) enum Timer {
     /// With a quorum and a resign delay: a leader that yielded tells its
     /// followers it resigned.
     Resign,
+    /// A node that abstains (`Node::abstain_until`) may stand again.
+    Abstain,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` fires them when several expire at
     /// once: the lease first (a leader whose lease ran out must not send another
     /// heartbeat), then leadership duties, detection, elections.
-    pub(crate) const ALL: [Timer; 10] = [
+    /// The end of an abstention comes before detection, so that a leader timeout
+    /// due at the same instant finds the node eligible again.
+    pub(crate) const ALL: [Timer; 11] = [
         Timer::Lease,
         Timer::Heartbeat,
         Timer::Probe,
+        Timer::Abstain,
         Timer::LeaderTimeout,
         Timer::Answer,
         Timer::Coordinator,
@@ -59,6 +64,11 @@ impl TimerTable {
         self.deadlines[timer as usize] = Some(at);
     }
 
+    /// When `timer` fires, if it is armed.
+    pub(crate) fn deadline(&self, timer: Timer) -> Option<Instant> {
+        self.deadlines[timer as usize]
+    }
+
     pub(crate) fn is_armed(&self, timer: Timer) -> bool {
         self.deadlines[timer as usize].is_some()
     }
@@ -76,6 +86,15 @@ impl TimerTable {
             }
             _ => false,
         }
+    }
+
+    /// How many armed deadlines lie at or before `now`.
+    pub(crate) fn expired(&self, now: Instant) -> usize {
+        self.deadlines
+            .iter()
+            .flatten()
+            .filter(|&&at| at <= now)
+            .count()
     }
 
     /// The earliest armed deadline.

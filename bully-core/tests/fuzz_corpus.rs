@@ -1,73 +1,82 @@
 //! The fuzz targets on stable: every committed input under `fuzz/corpus/<target>/`
 //! (the seed corpus and the reproducers of crashes found and fixed) goes through
-//! the same function libFuzzer calls, so CI exercises each target without nightly.
+//! the same function libFuzzer calls, so `cargo test` exercises each target
+//! without nightly; then `BULLY_FUZZ_RANDOM` inputs (1,000 by default) mutated
+//! from the corpus by the stable runner's mutator, from a fixed seed.
 //!
-//! The targets' bodies live in `fuzz/src/targets.rs` (see `fuzz/README.md` for
-//! running the fuzzers themselves). Each target also runs on `BULLY_FUZZ_RANDOM`
-//! seeded random inputs (1,000 by default): random bytes make long schedules,
-//! which libFuzzer reaches only slowly.
+//! The targets and the runner live in `fuzz/src/` (this file includes its
+//! `lib.rs`); `fuzz/README.md` tells how to run the fuzzers themselves, and
+//! `fuzz/stable` is the runner as a command, for longer searches. A crash found
+//! here is saved as `fuzz/artifacts/<target>/crash-<sha1>`, where both replay it.
 #![cfg(all(feature = "arbitrary", feature = "wire", feature = "sim"))]
 
-use rand::{RngExt, SeedableRng};
 use std::path::{Path, PathBuf};
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../../fuzz/src/targets.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod targets;
 
-fn corpus(target: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus")
-        .join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
-        .map(|entry| entry.expect("a readable corpus directory").path())
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    files
+use targets::runner::{self, Search};
+
+/// The seed of `cargo test`'s mutated inputs: fixed, so a failure repeats.
+const SEED: u64 = 0xF022;
+
+fn fuzz_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    dir.canonicalize().unwrap_or(dir)
 }
 
-/// Runs `body` on every corpus file of `target`, naming the file that fails, and
-/// on `BULLY_FUZZ_RANDOM` random inputs.
-fn replay(target: &str, body: fn(&[u8])) {
-    let files = corpus(target);
+/// Runs `name`'s corpus, then `BULLY_FUZZ_RANDOM` mutated inputs, naming the
+/// crash and where it was saved.
+fn replay(name: &str) {
+    let target = runner::target(name).expect("a target of the fuzz crate");
+    let dir = fuzz_dir().join("corpus").join(name);
+    let corpus = runner::read_inputs(&dir).unwrap_or_else(|error| panic!("{dir:?}: {error}"));
     assert!(
-        !files.is_empty(),
-        "the {target} corpus has a seed or more committed"
+        !corpus.is_empty(),
+        "the {name} corpus has a seed or more committed"
     );
-    for file in &files {
-        let data = std::fs::read(file).expect("a readable corpus file");
-        eprintln!("{target}: {}", file.display());
-        body(&data);
-    }
-    let random: u64 = std::env::var("BULLY_FUZZ_RANDOM")
+    let mutated: u64 = std::env::var("BULLY_FUZZ_RANDOM")
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(1_000);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xF022);
-    for _ in 0..random {
-        let len = rng.random_range(0..4096);
-        let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-        body(&data);
+    let inputs: Vec<Vec<u8>> = corpus.iter().map(|(_, input)| input.clone()).collect();
+    let search = Search {
+        seed: SEED,
+        inputs: mutated,
+        threads: 1,
+        time_limit: None,
+        max_len: 4096,
+        inflight: None,
+        progress: None,
+        keep_going: false,
+    };
+    let outcome = runner::replay(target, &corpus, None)
+        .and_then(|()| runner::search(target, &inputs, &search).map(|_| ()));
+    if let Err(crash) = outcome {
+        let saved = runner::save_crash(&fuzz_dir().join("artifacts"), name, &crash.input);
+        panic!(
+            "{name} crashed on {}: {}\nsaved: {saved:?}",
+            crash.found, crash.message
+        );
     }
     eprintln!(
-        "{target}: {} corpus inputs and {random} random ones passed",
-        files.len()
+        "{name}: {} corpus inputs and {mutated} mutated ones passed",
+        corpus.len()
     );
 }
 
 #[test]
 fn the_decode_corpus_decodes_without_panics_and_round_trips() {
-    replay("decode", targets::decode);
+    replay("decode");
 }
 
 #[test]
 fn the_node_corpus_keeps_the_sans_io_contract() {
-    replay("node", targets::node);
+    replay("node");
 }
 
 #[test]
 fn the_cluster_corpus_keeps_safety_and_settles() {
-    replay("cluster", targets::cluster);
+    replay("cluster");
 }

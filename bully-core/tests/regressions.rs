@@ -157,13 +157,17 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
     use bully_core::{DurableState, Quorum};
     let config = Config::default().with_quorum(Quorum::Majority);
     let members = [NodeId(1), NodeId(2), NodeId(3)];
-    let mut node = Node::new(NodeId(3), members, config).unwrap();
+    let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
     node.restore(DurableState {
         term: Term(0),
         vote: Some((Term(1_000), NodeId(1))),
     });
-    let now = Instant::now();
-    node.start(now);
+    let start = Instant::now();
+    node.start(start);
+    // After a start it votes for nobody, itself included, for a follower lease,
+    // and stands only then.
+    let now = start + config.follower_lease();
+    node.handle_timeout(now);
     // With a quorum it probes before it stands: 1 and 2 reply that they have
     // no leader, and the last reply lets it stand.
     let probe_term = std::iter::from_fn(|| node.poll_transmit())
@@ -482,7 +486,9 @@ fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_agai
         let mut node = Node::new(NodeId(3), members, config.clone()).unwrap();
         let start = Instant::now();
         node.start(start);
-        // It probes before it stands: 1 and 2 follow nobody.
+        // After its start's promise to nobody it probes before it stands: 1
+        // and 2 follow nobody.
+        node.handle_timeout(start + config.follower_lease());
         let probe_term = std::iter::from_fn(|| node.poll_transmit())
             .find_map(|transmit| match transmit.message {
                 Message::Probe { term } => Some(term),
@@ -784,4 +790,37 @@ fn seed_163459_voters_for_a_claimant_do_not_renew_the_lease_of_the_leader_they_l
     assert_eq!(settle.leader, Some(NodeId(7)), "{settle:?}");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     assert_eq!(sim.overlapping_leaderships(), 0);
+}
+
+/// Found by the `node` fuzz target once its output bound counted the timers
+/// that expired (`fuzz/corpus/node/regression-self-quorum-probe-*`): a node
+/// that is its own quorum, every other member an observer that does not vote,
+/// probed every member before standing, and its probe, which needs no reply,
+/// concluded at once: in one input a Probe to every member, an Answer, and the
+/// confirming Heartbeat round, two or three messages per member.
+///
+/// The trace (node 3 of 1 and 3, classic, `Quorum::Majority`, observer 1): an
+/// Election from 1: Probe, Answer and Heartbeat, all to 1.
+///
+/// Now it asks only voters, so a node that is its own quorum asks nobody.
+#[test]
+fn a_node_that_is_its_own_quorum_among_observers_probes_nobody() {
+    use bully_core::{Algorithm, Message, Quorum};
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        let config = Config::default()
+            .with_algorithm(algorithm)
+            .with_quorum(Quorum::Majority)
+            .with_observers([NodeId(1), NodeId(2)]);
+        let members = [NodeId(1), NodeId(2), NodeId(3)];
+        let now = Instant::now();
+        let mut node = Node::new(NodeId(3), members, config).unwrap();
+        node.handle_message(now, NodeId(1), Message::Election { term: Term(3) });
+        let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+        assert!(sent.len() <= members.len(), "{algorithm:?}: {sent:?}");
+        assert!(
+            sent.iter()
+                .all(|t| !matches!(t.message, Message::Probe { .. })),
+            "{algorithm:?}: {sent:?}"
+        );
+    }
 }

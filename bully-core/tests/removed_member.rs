@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::sim::{Simulation, TraceEntry};
+use bully_core::sim::{Simulation, TraceEntry, Violation};
 use bully_core::{Algorithm, Config, DropReason, Message, Node, NodeId, Quorum, Transmit};
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
@@ -206,30 +206,43 @@ fn removal_during_failover(config: &Config, seed: u64) {
     let removed = NodeId(2 + seed % 3);
     let delay = sim.failover_bound().mul_f64((seed % 11) as f64 / 10.0);
     sim.run_for(delay);
-    let mark = sim.trace().len();
     let rest: Vec<NodeId> = ids(1..=4).into_iter().filter(|&id| id != removed).collect();
+    // Where in the trace each member removed it: it sends it nothing after.
+    let mut marks = Vec::new();
     for &id in &rest {
         sim.command(id, |node, now| node.remove_member(now, removed))
             .unwrap()
             .unwrap();
+        marks.push((id, sim.trace().len()));
         sim.run_for(Duration::from_millis(seed % 7));
     }
     // Decommissioned: left running, its view (everyone a member) would make it
     // a cluster of its own, which the simulator's checks would count as ours.
     sim.crash(removed).unwrap();
     sim.run_for(sim.settle_bound() * 2);
-    let to_removed = sim.trace()[mark..].iter().find(|record| {
-        matches!(&record.entry, TraceEntry::Send { from, to, .. } if *to == removed && *from != removed)
-    });
-    assert!(to_removed.is_none(), "{context}: {to_removed:?}");
+    for &(member, mark) in &marks {
+        let to_removed = sim.trace()[mark..].iter().find(|record| {
+            matches!(&record.entry, TraceEntry::Send { from, to, .. } if *to == removed && *from == member)
+        });
+        assert!(to_removed.is_none(), "{context}: {to_removed:?}");
+    }
     let expected = rest.iter().copied().max();
     for &id in &rest {
         let leader = sim.node(id).unwrap().leader().map(|leader| leader.id);
         assert_eq!(leader, expected, "{context}: member {id}");
     }
-    assert!(
-        sim.violations().is_empty(),
-        "{context}: {:?}",
-        sim.violations()
-    );
+    // Without a quorum, members whose views of the membership differ (the
+    // removal is applied one member after another, during an election) may
+    // announce one term twice, as members cut off from each other may: Bully
+    // promises one leader per term only among members that agree on who is a
+    // member. Every other property holds.
+    let violations: Vec<_> = sim
+        .violations()
+        .iter()
+        .filter(|violation| {
+            config.quorum() != Quorum::None
+                || !matches!(violation, Violation::TwoLeadersInTerm { .. })
+        })
+        .collect();
+    assert!(violations.is_empty(), "{context}: {violations:?}");
 }

@@ -26,6 +26,11 @@ pub(crate) enum Input {
     StepDown { reply: mpsc::Sender<bool> },
     /// `Handle::work_stopped`.
     WorkStopped { reply: mpsc::Sender<()> },
+    /// `Handle::abstain_for`: the answer is whether the node stepped down.
+    AbstainFor {
+        duration: Duration,
+        reply: mpsc::Sender<bool>,
+    },
     /// `Handle::suspect`.
     Suspect {
         member: NodeId,
@@ -186,6 +191,14 @@ impl<T: Transport> Driver<T> {
                 Some(Input::WorkStopped { reply: to }) => {
                     self.node.work_stopped(now);
                     reply = Some(Reply::WorkStopped(to));
+                }
+                Some(Input::AbstainFor {
+                    duration,
+                    reply: to,
+                }) => {
+                    let until = now.checked_add(duration).unwrap_or(now);
+                    let stepped_down = self.node.abstain_until(now, until);
+                    reply = Some(Reply::StepDown(to, stepped_down));
                 }
                 Some(Input::Suspect { member, reply: to }) => {
                     let result = self.node.suspect(now, member);

@@ -498,6 +498,17 @@ impl Handle {
         self.request(Input::WorkStopped { reply }, answer)
     }
 
+    /// Makes the node abstain from leading for `duration` from now
+    /// ([`Node::abstain_until`]): a leader steps down, and until then the node
+    /// neither stands nor takes over; afterwards it stands again as the
+    /// preemption policy says. A zero `duration` ends an abstention.
+    /// `Ok(true)` if the node stepped down, and then the change is published
+    /// when this returns.
+    pub fn abstain_for(&self, duration: Duration) -> Result<bool, DriverError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(Input::AbstainFor { duration, reply }, answer)
+    }
+
     /// Tells the node that an external failure detector believes `member` has
     /// failed ([`Node::suspect`]).
     pub fn suspect(&self, member: NodeId) -> Result<Result<(), CommandError>, DriverError> {

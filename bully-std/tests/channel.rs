@@ -257,3 +257,28 @@ fn spawn_persisting_hands_over_every_new_term_before_it_is_used() {
 fn node_of(id: u64, members: &[NodeId]) -> Node {
     Node::new(NodeId(id), members.iter().copied(), Config::default()).unwrap()
 }
+
+#[test]
+fn an_abstaining_leader_is_replaced_and_is_not_elected_before_its_abstention_ends() {
+    let network = ChannelNetwork::new();
+    let handles = cluster(&network, &[1, 2, 3]);
+    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+    // Long enough that the test cannot see it end: only the hand-over counts.
+    let abstention = Duration::from_secs(3600);
+    assert_eq!(handles[2].abstain_for(abstention), Ok(true));
+    assert_eq!(
+        handles[2].abstain_for(abstention),
+        Ok(false),
+        "not leading now"
+    );
+    let second = leader_is(&handles[0].leader_watch(), 2, first);
+    // 2's heartbeats reach 3, which would take over if it did not abstain.
+    std::thread::sleep(Config::default().leader_timeout());
+    assert_eq!(
+        handles[2].leader().map(|l| (l.id, l.term)),
+        Some((NodeId(2), second))
+    );
+    // A zero abstention ends it: 3 takes back.
+    assert_eq!(handles[2].abstain_for(Duration::ZERO), Ok(false));
+    leader_is(&handles[0].leader_watch(), 3, second);
+}

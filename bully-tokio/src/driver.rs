@@ -78,6 +78,7 @@ pub enum DriverError {
 enum Command {
     StepDown(oneshot::Sender<bool>),
     WorkStopped(oneshot::Sender<()>),
+    AbstainFor(Duration, oneshot::Sender<bool>),
     Suspect(NodeId, oneshot::Sender<Result<(), CommandError>>),
     Stats(oneshot::Sender<DriverStats>),
     LastHeard(oneshot::Sender<BTreeMap<NodeId, Duration>>),
@@ -451,6 +452,17 @@ impl Handle {
         self.request(Command::WorkStopped(reply), answer).await
     }
 
+    /// Makes the node abstain from leading for `duration` from now
+    /// ([`Node::abstain_until`]): a leader steps down, and until then the node
+    /// neither stands nor takes over; afterwards it stands again as the
+    /// preemption policy says. A zero `duration` ends an abstention. Returns
+    /// whether the node stepped down.
+    pub async fn abstain_for(&self, duration: Duration) -> Result<bool, DriverError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::AbstainFor(duration, reply), answer)
+            .await
+    }
+
     /// Tells the node that an external failure detector believes `member` has
     /// failed ([`Node::suspect`]).
     pub async fn suspect(&self, member: NodeId) -> Result<Result<(), CommandError>, DriverError> {
@@ -707,6 +719,13 @@ impl<T: Transport> Driver<T> {
                 self.node.work_stopped(now());
                 self.flush().await;
                 let _ = reply.send(());
+            }
+            Command::AbstainFor(duration, reply) => {
+                let now = now();
+                let until = now.checked_add(duration).unwrap_or(now);
+                let stepped = self.node.abstain_until(now, until);
+                self.flush().await;
+                let _ = reply.send(stepped);
             }
             Command::Suspect(member, reply) => {
                 let result = self.node.suspect(now(), member);

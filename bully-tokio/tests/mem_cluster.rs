@@ -298,3 +298,35 @@ async fn with_a_majority_quorum_the_minority_side_of_a_partition_has_no_leader()
         .settle_bound(members.len());
     assert!(took <= bound, "settling took {took:?}, bound {bound:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_abstaining_leader_stays_aside_for_its_abstention_then_takes_back() {
+    let members = ids(3);
+    let network = MemNetwork::new();
+    let handles = start_all(&network, &members);
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+
+    // 3's work keeps failing: it steps aside for ten leader timeouts.
+    let abstention = config().leader_timeout() * 10;
+    let asked = Instant::now();
+    assert!(handles[2].abstain_for(abstention).await.unwrap(), "3 led");
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(2)).await;
+
+    // However long 2 leads meanwhile, 3 does not take back before the end.
+    let mut three = handles[2].leader();
+    let took_back = tokio::time::timeout(
+        abstention.saturating_sub(asked.elapsed()) - Duration::from_millis(1),
+        three.wait_for(|leader| leader.is_some_and(|l| l.id == NodeId(3))),
+    )
+    .await;
+    assert!(took_back.is_err(), "3 led again during its abstention");
+
+    // Afterwards it does (preemption Always), within a failover.
+    agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
+    let back = asked.elapsed();
+    let bound = abstention + config().failover_bound(members.len());
+    assert!(
+        back >= abstention && back <= bound,
+        "took back after {back:?}"
+    );
+}

@@ -3,8 +3,9 @@
 //! [`Cluster::start`] writes one configuration per node and a shared secret into
 //! a temporary directory, and starts `bully-agent run --config nodeN.toml -- bash
 //! child.sh child.log` for each node, every agent in a process group of its own
-//! (so a test can stop an agent with its supervisor, and `kill -9` them, as a
-//! group). Each agent's stdout and stderr go to `nodeN.log` in that directory
+//! (so a test can stop or `kill -9` an agent as a group; its supervisor leads a
+//! group of its own, which [`Cluster::crash`] and [`Cluster::stop_agent_group`]
+//! signal too). Each agent's stdout and stderr go to `nodeN.log` in that directory
 //! (appended across restarts); [`Cluster::node_log`] reads it for failure
 //! messages. The children (`support/child.sh`) append to `child.log`, which
 //! [`Cluster::child_log`] parses.
@@ -21,8 +22,8 @@
 //! [`Cluster::spawn`]; [`Cluster::start`] does both with stop times of 0.
 //!
 //! Dropping a [`Cluster`] kills everything it started, whatever state the test
-//! left it in: the agents' process groups (agents and supervisors, even stopped
-//! ones) and the children's (each child leads its own group).
+//! left it in: the agents' process groups, the supervisors' and the children's
+//! (even stopped ones), and the job cgroups the agents recorded.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -49,6 +50,15 @@ pub(crate) const CLUSTER_ID: u64 = 7;
 
 /// The shared secret the tests use (32 bytes).
 pub(crate) const SECRET: &str = "process tests' 32-byte secret!!!";
+
+/// Writes a secret file only its owner may read (the agent refuses one that
+/// others may read).
+pub(crate) fn write_secret(path: &Path, secret: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, secret).expect("write a secret");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .expect("make the secret private");
+}
 
 /// The test child script.
 pub(crate) fn child_script() -> PathBuf {
@@ -249,6 +259,12 @@ pub(crate) struct Options {
     pub(crate) relay: bool,
     /// A member configured with [`OTHER_SECRET`] instead of [`SECRET`].
     pub(crate) other_secret: Option<u64>,
+    /// A member whose command does not exist until
+    /// [`Cluster::install_command`]: its agent runs `DIR/job-ID`, a script
+    /// that runs `child.sh` as the others do.
+    pub(crate) missing_command: Option<u64>,
+    /// More lines for every member's `[child]` table.
+    pub(crate) child_settings: &'static str,
     /// Where the agents' ports come from.
     pub(crate) ports: Ports,
 }
@@ -277,6 +293,8 @@ pub(crate) struct Cluster {
     dir: tempfile::TempDir,
     nodes: BTreeMap<u64, Node>,
     child_log: PathBuf,
+    /// The member whose command is missing (see [`Options::missing_command`]).
+    missing_command: Option<u64>,
     /// The process group of every agent ever spawned (its pid), for the cleanup.
     groups: Vec<u32>,
     relay: Option<Relay>,
@@ -303,8 +321,8 @@ impl Cluster {
             .prefix("bully-agent-processes-")
             .tempdir()
             .expect("a temporary directory");
-        std::fs::write(dir.path().join("secret"), SECRET).expect("write the secret");
-        std::fs::write(dir.path().join("other-secret"), OTHER_SECRET).expect("write a secret");
+        write_secret(&dir.path().join("secret"), SECRET);
+        write_secret(&dir.path().join("other-secret"), OTHER_SECRET);
         let ids: Vec<u64> = (1..=options.size).collect();
         let pick = |free: fn() -> SocketAddr| match options.ports {
             Ports::Ephemeral => free(),
@@ -327,21 +345,22 @@ impl Cluster {
                 .collect();
             let http = pick(free_tcp_address);
             let config = dir.path().join(format!("node{id}.toml"));
-            std::fs::write(
-                &config,
-                node_config(
-                    id,
-                    &members,
-                    Some(http),
-                    &options.timing,
-                    if options.other_secret == Some(id) {
-                        "other-secret"
-                    } else {
-                        "secret"
-                    },
-                ),
+            let text = node_config(
+                id,
+                &members,
+                Some(http),
+                &options.timing,
+                if options.other_secret == Some(id) {
+                    "other-secret"
+                } else {
+                    "secret"
+                },
             )
-            .expect("write a configuration");
+            .replace(
+                "[child]\n",
+                &format!("[child]\n{}\n", options.child_settings),
+            );
+            std::fs::write(&config, text).expect("write a configuration");
             nodes.insert(
                 id,
                 Node {
@@ -356,6 +375,7 @@ impl Cluster {
         }
         Cluster {
             child_log: dir.path().join("child.log"),
+            missing_command: options.missing_command,
             dir,
             nodes,
             groups: Vec::new(),
@@ -415,7 +435,7 @@ impl Cluster {
     pub(crate) fn spawn(&mut self, id: u64) {
         use std::os::unix::process::CommandExt;
         let child_log = self.child_log.clone();
-        let node = self.node_mut(id);
+        let node = self.node(id);
         let stop_ms = (node.job_stop_ms > 0).then(|| node.job_stop_ms.to_string());
         // `BULLY_AGENT_TEST_LOG=debug` (or tracing directives) shows the
         // elections in `nodeN.log` when a failure needs explaining.
@@ -426,14 +446,22 @@ impl Cluster {
             .append(true)
             .open(&node.log)
             .expect("open the agent's log");
-        let process = Command::new(AGENT)
+        let mut agent = Command::new(AGENT);
+        agent
             .arg("run")
             .arg("--config")
             .arg(&node.config)
-            .args(["--log", &level, "--", "bash"])
-            .arg(child_script())
-            .arg(&child_log)
-            .args(stop_ms)
+            .args(["--log", &level, "--"]);
+        if self.missing_command == Some(id) {
+            agent.arg(self.command_path(id));
+        } else {
+            agent
+                .arg("bash")
+                .arg(child_script())
+                .arg(&child_log)
+                .args(stop_ms);
+        }
+        let process = agent
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log's handle"))
             .stderr(log)
@@ -442,6 +470,30 @@ impl Cluster {
             .expect("start bully-agent");
         self.groups.push(process.id());
         self.node_mut(id).process = Some(process);
+    }
+
+    /// The command of the member [`Options::missing_command`] names.
+    fn command_path(&self, id: u64) -> PathBuf {
+        self.dir.path().join(format!("job-{id}"))
+    }
+
+    /// Creates the missing command of member `id` (see
+    /// [`Options::missing_command`]): from now on it runs `child.sh` as the
+    /// others do.
+    pub(crate) fn install_command(&self, id: u64) {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.command_path(id);
+        let script = format!(
+            "#!/bin/sh\nexec bash {} {}\n",
+            child_script().display(),
+            self.child_log.display()
+        );
+        // Written aside and renamed, so that no run executes half a file.
+        let temporary = path.with_extension("tmp");
+        std::fs::write(&temporary, script).expect("write the command");
+        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o755))
+            .expect("make it executable");
+        std::fs::rename(&temporary, &path).expect("install the command");
     }
 
     /// `id`'s agent's pid (its process group too).
@@ -485,9 +537,12 @@ impl Cluster {
         process.wait().expect("reap the agent");
     }
 
-    /// `id`'s machine crashes: SIGKILL to its agent's process group (agent and
-    /// supervisor) and to the group of every child it started that still runs,
-    /// all at once, so nothing gets to stop anything. Reaps the agent.
+    /// `id`'s machine crashes: SIGKILL to its agent's process group, to its
+    /// supervisor's (a group of its own) and to the group of every child it
+    /// started that still runs, all at once, so nothing gets to stop anything.
+    /// Reaps the agent. (Whatever a child started outside its group would live
+    /// on in the job's cgroup, which a real crash takes down with the machine
+    /// and which the next start of the agent kills; `child.sh` starts nothing.)
     pub(crate) fn crash(&mut self, id: u64) {
         let dir = self.dir.path().to_string_lossy().into_owned();
         let children: Vec<u32> = self
@@ -497,6 +552,9 @@ impl Cluster {
             .filter(|i| i.token.leader.0 == id)
             .map(|i| i.pid)
             .collect();
+        // Frozen first, so that it starts no supervisor while they are listed.
+        self.stop_agent_group(id);
+        let supervisors = self.supervisors(id);
         let running = processes();
         let mut process = self
             .node_mut(id)
@@ -504,6 +562,9 @@ impl Cluster {
             .take()
             .unwrap_or_else(|| panic!("member {id}'s agent is not running"));
         killpg(pid(process.id()), Signal::SIGKILL).expect("kill -9 the agent's group");
+        for supervisor in supervisors {
+            let _ = killpg(pid(supervisor), Signal::SIGKILL);
+        }
         for child in children {
             // Only a child of this cluster's (its pid may have been reused).
             if running
@@ -514,6 +575,17 @@ impl Cluster {
             }
         }
         process.wait().expect("reap the agent");
+    }
+
+    /// The supervisors `id`'s agent runs now (one at most, or none between two
+    /// runs of its child): each leads a process group of its own.
+    pub(crate) fn supervisors(&self, id: u64) -> Vec<u32> {
+        let agent = self.pid(id);
+        processes()
+            .into_iter()
+            .filter(|p| p.parent == agent && p.cmdline.starts_with(&format!("{AGENT} supervise")))
+            .map(|p| p.pid)
+            .collect()
     }
 
     /// SIGTERM to `id`'s agent, as systemd's stop would send; waits for it to exit
@@ -568,13 +640,21 @@ impl Cluster {
         }
     }
 
-    /// SIGSTOP to `id`'s agent's process group (the agent and its supervisor).
+    /// SIGSTOP to `id`'s agent's process group, then to its supervisor's: the
+    /// whole agent freezes, as in a VM pause.
     pub(crate) fn stop_agent_group(&self, id: u64) {
         killpg(pid(self.pid(id)), Signal::SIGSTOP).expect("SIGSTOP the agent's group");
+        // The agent is frozen: the supervisors listed now are all there are.
+        for supervisor in self.supervisors(id) {
+            let _ = killpg(pid(supervisor), Signal::SIGSTOP);
+        }
     }
 
-    /// SIGCONT to `id`'s agent's process group.
+    /// SIGCONT to `id`'s supervisor's process group, then to its agent's.
     pub(crate) fn continue_agent_group(&self, id: u64) {
+        for supervisor in self.supervisors(id) {
+            let _ = killpg(pid(supervisor), Signal::SIGCONT);
+        }
         killpg(pid(self.pid(id)), Signal::SIGCONT).expect("SIGCONT the agent's group");
     }
 
@@ -728,9 +808,10 @@ impl Cluster {
                 let _ = process.wait();
             }
         }
-        // A child whose supervisor died with it is an orphan in its own group;
-        // its command line names the child log, inside this cluster's directory.
-        // Twice: one may have been starting while its agent was killed.
+        // A supervisor leads its own group, and a child whose supervisor died
+        // with it is an orphan in its own group; both command lines name the
+        // child log, inside this cluster's directory. Twice: one may have been
+        // starting while its agent was killed.
         for _ in 0..2 {
             for process in processes() {
                 if process.cmdline.contains(&dir) {
@@ -739,6 +820,10 @@ impl Cluster {
                 }
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+        // The job cgroups of agents that did not leave cleanly.
+        for id in self.ids() {
+            remove_job_cgroup(&self.dir.path().join(format!("data/{id}")));
         }
     }
 }
@@ -760,6 +845,24 @@ impl Drop for Cluster {
             let _ = dir.keep();
         }
     }
+}
+
+/// Kills what is left in the job cgroup the agent recorded in `data_dir`, and
+/// removes it: a test must not leave cgroups behind on the machine.
+pub(crate) fn remove_job_cgroup(data_dir: &Path) {
+    let record = data_dir.join(bully_agent::containment::RECORD);
+    let Ok(text) = std::fs::read_to_string(&record) else {
+        return;
+    };
+    let Ok(cgroup) = bully_agent::cgroup::Cgroup::open(Path::new(text.trim_end())) else {
+        return;
+    };
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while cgroup.is_populated() && Instant::now() < give_up {
+        cgroup.signal(Signal::SIGKILL);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = cgroup.remove();
 }
 
 /// `id`'s `/leader` document, fetched as `bully-agent status` does, or `None` if

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bully_agent::status::{Status, fetch};
 
-use super::cluster::{AGENT, free_tcp_address, free_udp_address};
+use super::cluster::{AGENT, free_tcp_address, free_udp_address, write_secret};
 
 /// A configured, not yet started, agent.
 pub(crate) struct LoneAgent {
@@ -48,11 +48,10 @@ impl LoneAgent {
         let dir = tempfile::tempdir().unwrap();
         let udp = free_udp_address().port();
         let http = free_tcp_address().port();
-        std::fs::write(
-            dir.path().join("secret"),
+        write_secret(
+            &dir.path().join("secret"),
             "lone agent secret, 32 bytes.....",
-        )
-        .unwrap();
+        );
         let config = dir.path().join("cluster.toml");
         std::fs::write(
             &config,
@@ -96,15 +95,40 @@ address = "127.0.0.1:{udp}"
         self.spawn(script, Stdio::piped())
     }
 
+    /// [`LoneAgent::start`] with `variables` added to the agent's environment
+    /// (which its command inherits), its standard error appended to
+    /// `agent.log` in the directory ([`LoneAgent::log`]).
+    pub(crate) fn start_with(&self, script: &str, variables: &[(&str, &str)]) -> Running {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("agent.log"))
+            .unwrap();
+        self.spawn_with(script, Stdio::from(log), variables)
+    }
+
+    /// What the agents started with [`LoneAgent::start_with`] logged.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("agent.log")).unwrap_or_default()
+    }
+
     fn spawn(&self, script: &str, stderr: Stdio) -> Running {
+        self.spawn_with(script, stderr, &[])
+    }
+
+    /// In a process group of its own, so that a test can signal the group.
+    fn spawn_with(&self, script: &str, stderr: Stdio, variables: &[(&str, &str)]) -> Running {
+        use std::os::unix::process::CommandExt;
         Running(
             Command::new(AGENT)
                 .current_dir(self.dir.path())
                 .args(["run", "--config"])
                 .arg(&self.config)
                 .args(["--", "sh", "-c", script])
+                .envs(variables.iter().copied())
                 .stdout(Stdio::piped())
                 .stderr(stderr)
+                .process_group(0)
                 .spawn()
                 .unwrap(),
         )

@@ -13,6 +13,8 @@
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
 //! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the
 //!   endpoint, `on_exit` and run-time error tests).
+//! - [`marked`]: the processes of one test's job, by a marker in their
+//!   environment (the process tree tests).
 //! - [`nemesis`]: randomized fault schedules for real clusters (`nemesis.rs`):
 //!   drawn from a seed, run, and judged from the child log.
 
@@ -22,6 +24,7 @@
 pub(crate) mod child_log;
 pub(crate) mod cluster;
 pub(crate) mod lone;
+pub(crate) mod marked;
 pub(crate) mod nemesis;
 pub(crate) mod procs;
 pub(crate) mod relay;

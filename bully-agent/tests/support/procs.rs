@@ -15,7 +15,7 @@ pub(crate) struct Process {
     /// Its pid.
     pub(crate) pid: u32,
     /// Its parent's pid.
-    pub(crate) ppid: u32,
+    pub(crate) parent: u32,
     /// Its process group.
     pub(crate) pgid: u32,
     /// Its state letter (`R`, `S`, `D`, `T` stopped, `t` traced, `Z` zombie...).
@@ -45,12 +45,12 @@ pub(crate) fn processes() -> Vec<Process> {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        // "pid (comm) state parent pgrp ...": comm may hold spaces and parentheses.
         let Some(after) = stat.rfind(')').map(|end| &stat[end + 1..]) else {
             continue;
         };
         let fields: Vec<&str> = after.split_whitespace().collect();
-        let (Some(state), Some(ppid), Some(pgid)) = (
+        let (Some(state), Some(parent), Some(pgid)) = (
             fields.first().and_then(|s| s.chars().next()),
             fields.get(1).and_then(|s| s.parse().ok()),
             fields.get(2).and_then(|s| s.parse().ok()),
@@ -62,7 +62,7 @@ pub(crate) fn processes() -> Vec<Process> {
             .unwrap_or_default();
         found.push(Process {
             pid,
-            ppid,
+            parent,
             pgid,
             state,
             cmdline,
@@ -81,7 +81,7 @@ pub(crate) fn descendants(table: &[Process], root: u32) -> Vec<Process> {
     loop {
         let before = found.len();
         for process in table {
-            if !below.contains(&process.pid) && below.contains(&process.ppid) {
+            if !below.contains(&process.pid) && below.contains(&process.parent) {
                 below.insert(process.pid);
                 found.push(process.clone());
             }
@@ -153,10 +153,10 @@ fn pid(pid: u32) -> Pid {
 mod tests {
     use super::*;
 
-    fn process(pid: u32, ppid: u32) -> Process {
+    fn process(pid: u32, parent: u32) -> Process {
         Process {
             pid,
-            ppid,
+            parent,
             pgid: pid,
             state: 'S',
             cmdline: String::new(),

@@ -141,11 +141,7 @@ impl Node {
     /// Starts an election of this node's own in a new term: at once without a
     /// quorum, after a probe with one.
     pub(super) fn stand(&mut self, now: Instant) {
-        let cleared = self
-            .connectivity
-            .cleared_until
-            .is_some_and(|until| now < until);
-        if cleared || (self.quorum().is_none() && !self.connectivity.election_failed) {
+        if self.is_cleared(now) || (self.quorum().is_none() && !self.connectivity.election_failed) {
             // The seeds' model: elect at once (a failover costs `N - 2`).
             self.begin_election(now, self.term.next());
             return;
@@ -153,6 +149,17 @@ impl Node {
         if !self.members.is_candidate(self.id) {
             // An observer never stands: `begin_election` lets go of the leader.
             self.begin_election(now, self.term.next());
+            return;
+        }
+        if let Some(until) = self.promised_to_nobody(now) {
+            // It may not even vote for itself yet (a start's promise to
+            // nobody): an election now would pull the members into a term it
+            // cannot claim, and their timeouts into newer ones. It stands once
+            // it may. (A promise to the leader it follows is another matter:
+            // standing lets go of that leader, and the promise runs out while
+            // the claim waits.)
+            self.leave_role();
+            self.timers.set(Timer::Coordinator, until);
             return;
         }
         self.leave_role();
@@ -186,8 +193,12 @@ impl Node {
         self.connectivity.resigned_leader = Some(leader);
     }
 
-    /// It accepted a leader: whatever it had concluded about standing is over.
-    pub(super) fn note_leader_accepted(&mut self) {
+    /// It accepted a leader: whatever it had concluded about standing is over,
+    /// and a takeover of a lower leader too if the leader is above it.
+    pub(super) fn note_leader_accepted(&mut self, leader: NodeId) {
+        if leader > self.id {
+            self.connectivity.taking_over = false;
+        }
         self.connectivity.resigned_leader = None;
         self.connectivity.election_failed = false;
         self.connectivity.cleared_until = None;
@@ -214,6 +225,14 @@ impl Node {
         let news = self.connectivity.probed_against != Some(token);
         self.connectivity.probed_against = Some(token);
         news
+    }
+
+    /// Whether a probe let this node stand recently enough that it may stand
+    /// again without probing.
+    pub(super) fn is_cleared(&self, now: Instant) -> bool {
+        self.connectivity
+            .cleared_until
+            .is_some_and(|until| now < until)
     }
 
     /// Whether a probe is under way.
@@ -248,7 +267,10 @@ impl Node {
         let term = self.term;
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
-            if to != self.id {
+            // Only voters' replies count (observers that do not vote are not
+            // asked): a node that is its own quorum asks nobody, and its probe
+            // concludes at once, within one message per member for the input.
+            if to != self.id && self.members.is_voter(to) {
                 self.send(to, Message::Probe { term });
             }
         }
@@ -300,9 +322,19 @@ impl Node {
     }
 
     /// The leader this node heard within the last leader timeout: itself if it
-    /// leads.
+    /// leads, or if it stands (it runs an election of its own, or claims).
+    ///
+    /// A member that stands names itself so that a lower prober does not stand
+    /// over it (it does not back an election below a leader it would not
+    /// replace): otherwise the members below a standing one, whose leader
+    /// timeouts fire while it probes, elects and claims, would each stand in a
+    /// newer term, and every answer would cost a term (a partition of five
+    /// raised the term by three where one election was needed).
     fn heard_leader(&self, now: Instant) -> Option<NodeId> {
-        if self.phase == Phase::Leading {
+        if matches!(
+            self.phase,
+            Phase::Leading | Phase::Electing { .. } | Phase::Claiming { .. }
+        ) {
             return Some(self.id);
         }
         let leader = self.leader?;
@@ -389,14 +421,33 @@ impl Node {
             at: now,
         });
         let waiting = std::mem::take(&mut self.connectivity.waiting);
-        if reaches_quorum {
-            for (from, term) in waiting {
-                self.on_election(now, from, term);
-            }
-        } else {
+        // A replier that leads or stands itself, and that this node would not
+        // replace, goes first: it is alive and within reach, and a second
+        // election over it would only cost a term.
+        let yields = self.quorum().is_some()
+            && probe.replied.iter().any(|(&replier, &named)| {
+                named == Some(replier) && !self.would_replace(replier, probe.takeover)
+            });
+        let may_stand = reaches_quorum && backing + own >= quorum && !yields;
+        let replaceable = self
+            .leader
+            .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));
+        let stands =
+            probe.stand && may_stand && replaceable && self.role() == crate::event::Role::Follower;
+        let newest_waiting = waiting.values().copied().max();
+        if !reaches_quorum {
             for _ in waiting {
                 self.drop_input(DropReason::NoQuorum);
             }
+        } else if stands {
+            // It stands below, in a term above every waiting Election: its own
+            // election answers them (and one input stays within one message
+            // per member: answers and an election would be two).
+            for _ in waiting {
+                self.drop_input(DropReason::Outdated);
+            }
+        } else {
+            self.answer_waiting(now, waiting);
         }
         if self.role() != crate::event::Role::Follower {
             return;
@@ -408,11 +459,7 @@ impl Node {
             }
             return;
         }
-        let may_stand = reaches_quorum && backing + own >= quorum;
-        let replaceable = self
-            .leader
-            .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));
-        if may_stand && replaceable {
+        if stands {
             self.connectivity.failures = 0;
             self.connectivity.quiet_until = None;
             // A claim deferred by this node's own promise, or refused, may try
@@ -427,15 +474,28 @@ impl Node {
                 // is heard from again, as any suspected member).
                 self.members.suspect(member);
             }
-            self.begin_election(now, self.term.max(probe.latest_term).next());
+            let term = self
+                .term
+                .max(probe.latest_term)
+                .max(newest_waiting.unwrap_or_default());
+            self.begin_election(now, term.next());
             return;
         }
         // It may not stand: nothing moves, and it asks again later.
         self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
-        let backoff = self
-            .config
-            .leader_timeout()
-            .saturating_mul(1 << (self.connectivity.failures - 1).min(2));
+        // A member that follows a lower leader it would replace (it was cut off
+        // from a quorum) is the one to take over when the network heals, and
+        // nothing but a probe tells it that it has: it asks again every leader
+        // timeout. The others back off, up to four leader timeouts.
+        let backs_off = !self
+            .leader
+            .is_some_and(|leader| self.would_replace(leader.id, probe.takeover));
+        let doublings = if backs_off {
+            (self.connectivity.failures - 1).min(2)
+        } else {
+            0
+        };
+        let backoff = self.config.leader_timeout().saturating_mul(1 << doublings);
         self.connectivity.quiet_until = Some(Self::after(now, backoff));
         if self.leader.is_none() {
             let wait = backoff.max(
@@ -444,6 +504,24 @@ impl Node {
             );
             self.timers
                 .set(Timer::LeaderTimeout, Self::after(now, wait));
+        }
+    }
+
+    /// Answers the Elections that waited for the probe's verdict, newest first:
+    /// the newest may make this node run (or claim) an election of its own,
+    /// which the older ones then join. Once it claims (or leads), its claim,
+    /// sent to every member, tells the others more than an answer would, and
+    /// one input stays within one message per member.
+    fn answer_waiting(&mut self, now: Instant, waiting: BTreeMap<NodeId, Term>) {
+        let mut waiting: Vec<(NodeId, Term)> = waiting.into_iter().collect();
+        waiting.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        for (index, (from, term)) in waiting.into_iter().enumerate() {
+            let claims = matches!(self.phase, Phase::Claiming { .. } | Phase::Leading);
+            if index > 0 && claims {
+                self.drop_input(DropReason::Outdated);
+                continue;
+            }
+            self.on_election(now, from, term);
         }
     }
 
@@ -509,5 +587,17 @@ impl Node {
             Algorithm::Modified => self.modified_on_election(now, from, term),
             Algorithm::Ring => self.drop_input(DropReason::Unexpected),
         }
+    }
+
+    /// It abstains (`Node::abstain_until`): a probe under way only learns, and
+    /// no earlier probe's clearance or takeover carries over to after the
+    /// abstention.
+    pub(super) fn forgo_standing(&mut self) {
+        if let Some(probe) = &mut self.connectivity.probe {
+            probe.stand = false;
+            probe.takeover = false;
+        }
+        self.connectivity.cleared_until = None;
+        self.connectivity.taking_over = false;
     }
 }

@@ -84,25 +84,37 @@ impl Node {
         self.accept(now, token);
     }
 
-    /// `Resign` from `from`: if it is the accepted leader, its leadership ends now.
+    /// `Resign` from `from`: its leadership of `term` (and of any older term) is
+    /// over. A promise made to it for such a leadership protects nothing now;
+    /// and if it is the accepted leader, this node elects.
     pub(super) fn on_resign(&mut self, now: Instant, from: NodeId, term: Term) {
+        let released = self.gate.promise.is_some_and(|(promised, _)| {
+            promised.is_some_and(|(leader, led)| leader == from && led <= term)
+        });
+        if released {
+            // It stopped leading before it said so (after its resign delay, if
+            // it has one): its lease, which the promise protected, is void.
+            self.gate.promise = None;
+            if self.phase == Phase::Idle && self.timers.is_armed(Timer::Coordinator) {
+                // A claim of its own waited for that promise's end: it may
+                // claim now.
+                self.timers.set(Timer::Coordinator, now);
+            }
+        }
         let resigned = FencingToken { term, leader: from };
         if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
-            self.drop_input(DropReason::Outdated);
+            if released {
+                self.cast_deferred_vote(now);
+            } else {
+                self.drop_input(DropReason::Outdated);
+            }
             return;
         }
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
         self.note_leader_resigned(from);
         self.elect_soon(now, from);
-        if self
-            .gate
-            .promise
-            .is_some_and(|(promised, _)| promised == Some(from))
-        {
-            // It stopped leading before it said so: the promise that protected
-            // its lease protects nothing now.
-            self.gate.promise = None;
+        if released {
             self.cast_deferred_vote(now);
         }
     }
@@ -169,7 +181,9 @@ impl Node {
             && self.pending_election.is_none()
             && !self.would_preempt(from)
             && !self.timers.is_armed(Timer::Coordinator)
-            && !self.is_taking_over()
+            // A takeover is of a lower leader: it does not keep this node from
+            // following a higher one.
+            && !(self.is_taking_over() && from < self.id)
     }
 
     /// With a quorum: this node hears `token`, a lower member's leadership,
@@ -202,7 +216,9 @@ impl Node {
     /// contact, for the whole stable period; now it takes over.
     pub(super) fn on_stable(&mut self, now: Instant) {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
-        if self.phase == Phase::Idle && lower_leader {
+        // An abstaining node takes over only once its abstention ends (which
+        // starts the stable period again).
+        if self.phase == Phase::Idle && lower_leader && self.members.is_candidate(self.id) {
             self.stand_over(now);
         }
     }
@@ -241,7 +257,7 @@ impl Node {
         }
         self.stats.leaders_seen += 1;
         self.note_leader_heard(now);
-        self.note_leader_accepted();
+        self.note_leader_accepted(token.leader);
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
             term: token.term,

@@ -135,7 +135,7 @@ impl Node {
         // A newer election: raise the flag for it, forget the coordinator, and
         // give up any election or leadership of this node's own ("no parallel
         // election").
-        self.leave_role();
+        self.give_way(now);
         self.join_as_participant(now, term);
     }
 

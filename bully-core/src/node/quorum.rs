@@ -42,9 +42,9 @@ pub(super) struct Round {
 pub(super) struct QuorumGate {
     /// The latest Coordinator this node voted for, `(term, candidate)`.
     pub(super) vote: Option<(Term, NodeId)>,
-    /// The leader it promised not to vote against (none: nobody, after a start),
-    /// and until when.
-    pub(super) promise: Option<(Option<NodeId>, Instant)>,
+    /// The leader it promised not to vote against and the term of the
+    /// leadership it promised (none: nobody, after a start), and until when.
+    pub(super) promise: Option<(Option<(NodeId, Term)>, Instant)>,
     /// A claim it could not vote for only because of its promise to a sitting
     /// leader, `(claimant, term)`; the vote is cast if that leader resigns or the
     /// promise runs out.
@@ -60,7 +60,7 @@ pub(super) struct QuorumGate {
     /// send, `(term it led, claimant it yielded to, or itself after a step-down)`.
     pub(super) pending_resign: Option<(Term, NodeId)>,
     /// A leadership of its own ended under a resign delay: its work may still
-    /// be stopping until then, so it votes for nobody, itself included.
+    /// be stopping until then, so it votes for no other member.
     pub(super) hold_until: Option<Instant>,
 }
 
@@ -72,12 +72,31 @@ impl Node {
 
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
     /// voting for `candidate` now.
-    fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
-        if let Some(until) = self.gate.hold_until.filter(|&until| until > now) {
+    pub(super) fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
+        // The hold keeps another member from leading while this node's work
+        // may still be stopping; a leadership of its own again is no such risk
+        // (a driver runs one leadership's work at a time).
+        let held = self
+            .gate
+            .hold_until
+            .filter(|&until| until > now && candidate != self.id);
+        if let Some(until) = held {
             return Some(until);
         }
         match self.gate.promise {
-            Some((promised, until)) if until > now && promised != Some(candidate) => Some(until),
+            Some((promised, until))
+                if until > now && promised.map(|(leader, _)| leader) != Some(candidate) =>
+            {
+                Some(until)
+            }
+            _ => None,
+        }
+    }
+
+    /// Until when a start's promise to nobody forbids every vote, if it runs.
+    pub(super) fn promised_to_nobody(&self, now: Instant) -> Option<Instant> {
+        match self.gate.promise {
+            Some((None, until)) if until > now => Some(until),
             _ => None,
         }
     }
@@ -103,6 +122,17 @@ impl Node {
             // It may not even vote for itself yet: try again once it may.
             self.phase = Phase::Idle;
             self.timers.set(Timer::Coordinator, until);
+            if let Some((Some((leader, _)), _)) = self.gate.promise {
+                let member = self.members.index_of(leader).is_some();
+                if member && leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now)
+                {
+                    // Its promise is to a lower leader it takes over from: it
+                    // asks that leader to yield (its claim, to it alone), whose
+                    // resignation releases the promise, and it claims then,
+                    // rather than at the promise's end, a follower lease on.
+                    self.send(leader, Message::Coordinator { term });
+                }
+            }
             return;
         }
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
@@ -132,15 +162,18 @@ impl Node {
                 }
             }
         }
-        // Votes deferred by promises to the leader before take longer: until it
-        // resigns (a round trip more, and its resign delay), or until the
-        // promises from its last heartbeat round run out (a heartbeat interval
-        // after its lease).
-        let wait = self
-            .answer_wait()
-            .saturating_add(self.config.heartbeat_interval())
-            .saturating_add(self.config.resign_delay());
+        let wait = self.claim_wait();
         self.timers.set(Timer::Answer, Self::after(now, wait));
+    }
+
+    /// How long a claim waits for its votes. Votes deferred by promises to the
+    /// leader before take longer: until it resigns (a round trip more, and its
+    /// resign delay), or until the promises from its last heartbeat round run
+    /// out (a heartbeat interval after its lease).
+    pub(super) fn claim_wait(&self) -> std::time::Duration {
+        self.answer_wait()
+            .saturating_add(self.config.heartbeat_interval())
+            .saturating_add(self.config.resign_delay())
     }
 
     /// Too few acknowledged the claim in time: this node names no leader and tries
@@ -234,7 +267,10 @@ impl Node {
         self.gate.vote = Some((term, from));
         // A vote backs the lease the claimant dates from its claim, so it promises
         // as an acknowledged heartbeat does.
-        self.gate.promise = Some((Some(from), Self::after(now, self.config.follower_lease())));
+        self.gate.promise = Some((
+            Some((from, term)),
+            Self::after(now, self.config.follower_lease()),
+        ));
         self.term = self.term.max(term);
         self.pending_election = None;
         self.timers.stop(Timer::Coordinator);
@@ -246,8 +282,8 @@ impl Node {
     /// The leader yields to `claimant`'s claim: its leadership ends now. It tells
     /// its followers so (`Resign`), which frees their promises to it, so they
     /// vote too. With a resign delay it says so only once the work of its
-    /// leadership has had that long to stop, and until then it votes for nobody
-    /// either (see `hold_votes`): in a cluster of two or three its own vote
+    /// leadership has had that long to stop, and until then it does not vote
+    /// for the claimant either (see `hold_votes`): in a cluster of two or three its own vote
     /// would otherwise complete the claimant's quorum at once, while its work
     /// is still stopping.
     fn yield_to(&mut self, now: Instant, claimant: NodeId) {
@@ -263,11 +299,30 @@ impl Node {
         self.drop_leader();
     }
 
+    /// This leader gives way to another member's newer election (modified
+    /// Bully's raised flag, a ring token passing): with a quorum it tells its
+    /// followers that it no longer leads, so that their promises to it free
+    /// them to vote for the election's winner, a resign delay after its
+    /// leadership ended (the time its work is given to stop), as a leader that
+    /// yields to a claim does. Without it their votes would wait for the
+    /// promises to run out, and the members that gave up waiting for the
+    /// winner's claim would stand in newer terms.
+    pub(super) fn give_way(&mut self, now: Instant) {
+        let leading = self.phase == Phase::Leading;
+        if leading && self.quorum().is_some() && self.gate.pending_resign.is_none() {
+            self.gate.pending_resign = Some((self.term, self.id));
+            // Through the timer even without a delay: this input already
+            // passes the election on to the members.
+            let delay = self.config.resign_delay();
+            self.timers.set(Timer::Resign, Self::after(now, delay));
+        }
+        self.leave_role();
+    }
+
     /// A leadership of this node's own ended at `now`. With a resign delay it
-    /// votes for nobody, itself included, for that long, or until the caller
-    /// says the work stopped ([`Node::work_stopped`]): a vote (or a claim of its
-    /// own) could let another leadership begin while the work of this one may
-    /// still be stopping. Whatever ended it (a higher claim, a higher leader, a
+    /// votes for no other member for that long, or until the caller says the
+    /// work stopped ([`Node::work_stopped`]): a vote could let another member's
+    /// leadership begin while the work of this one may still be stopping. Whatever ended it (a higher claim, a higher leader, a
     /// lease that ran out, a step-down), the delay is the time the work is
     /// given to stop.
     pub(super) fn hold_votes(&mut self, now: Instant) {
@@ -292,6 +347,31 @@ impl Node {
         }
     }
 
+    /// With a quorum: whether an election that came to nothing may be run again
+    /// in the term it ran in, rather than a new one. Terms number leaderships,
+    /// not attempts: a member answered by a higher one that cannot claim yet
+    /// (it waits out the promise to nobody it makes at start) would otherwise
+    /// raise the term at every retry, and a one-at-a-time boot of three members
+    /// reached term 7 before anyone led.
+    ///
+    /// Safe because a term is won only by a claim that a quorum votes for, and a
+    /// member votes once per term: a retry can never give a term two leaders.
+    /// So it needs a term this node has not used otherwise: no leader of it
+    /// accepted, no vote in it for another member; and a probe that recently let
+    /// it stand (the retry does not probe again).
+    pub(super) fn may_retry_in_term(&self, now: Instant) -> bool {
+        let term = self.term;
+        self.quorum().is_some()
+            && term > Term(0)
+            && self.members.is_candidate(self.id)
+            && self.is_cleared(now)
+            && self.highest.is_none_or(|highest| highest.term < term)
+            && self
+                .gate
+                .vote
+                .is_none_or(|(voted, whom)| voted < term || whom == self.id)
+    }
+
     /// After a heartbeat from `from` was handled: acknowledge it and promise.
     pub(super) fn acknowledge_heartbeat(
         &mut self,
@@ -305,7 +385,7 @@ impl Node {
             return;
         }
         let until = Self::after(now, self.config.follower_lease());
-        self.gate.promise = Some((Some(from), until));
+        self.gate.promise = Some((Some((from, term)), until));
         self.send(from, Message::Ack { term, round });
     }
 
@@ -403,16 +483,17 @@ impl Node {
         }
     }
 
-    /// Tells every member but the claimant it yielded to that this node resigned
-    /// the leadership it yielded (at once, or a resign delay after yielding).
+    /// Tells every member that this node resigned the leadership it yielded (at
+    /// once, or a resign delay after yielding); the claimant it yielded to too,
+    /// whose own promise to this leader it releases.
     pub(super) fn send_pending_resign(&mut self) {
         self.timers.stop(Timer::Resign);
-        let Some((led, claimant)) = self.gate.pending_resign.take() else {
+        let Some((led, _claimant)) = self.gate.pending_resign.take() else {
             return;
         };
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
-            if to != self.id && to != claimant {
+            if to != self.id {
                 self.send(to, Message::Resign { term: led });
             }
         }

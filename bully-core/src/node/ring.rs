@@ -139,7 +139,7 @@ impl Node {
         self.ring.best = Some((term, initiator));
         // This node's leadership, or its own weaker election, gives way to the
         // newer pass; it takes part as any member does.
-        self.leave_role();
+        self.give_way(now);
         if self.pending_election != Some(term) {
             self.join_as_participant(now, term);
         }

@@ -1,13 +1,13 @@
 //! What the page draws at one instant: each member's state, the messages on their
-//! way, the counts since the episode began and, in seed 003's Table 1 setting,
-//! the paper's formula and number beside the measured count. Everything is read
-//! from the simulator's nodes; the page computes nothing about the protocol.
+//! way, the counts since the episode began, the sources' formulas beside the
+//! measured count, and what the number of leaders means. Everything is read from
+//! the simulator's nodes; the page computes nothing about the protocol.
 
 use bully_core::{MessageKind, NodeId, Role};
 use serde::Serialize;
 
-use crate::paper;
-use crate::scenario::AlgorithmChoice;
+use crate::explain::{Explanation, explain};
+use crate::scenario::{MAX_TIME_US, QuorumChoice};
 use crate::session::{Session, micros};
 
 /// One frame, serialized to JSON for the page.
@@ -24,7 +24,7 @@ pub struct Frame {
     /// Messages sent since the episode began, by kind (heartbeats included).
     pub counts: Vec<(String, u64)>,
     /// Messages sent since the episode began, heartbeats left out: the election's
-    /// cost, as the seeds count it.
+    /// cost, as the sources count it.
     pub election_messages: u64,
     /// Messages lost or blocked since the episode began.
     pub lost: u64,
@@ -36,8 +36,11 @@ pub struct Frame {
     pub agreed: Option<u64>,
     /// The members that consider themselves leader.
     pub leaders: Vec<u64>,
-    /// Whether the election is over (agreement, nothing of it in flight).
-    pub quiet: bool,
+    /// Whether the election is over in every part of the network
+    /// ([`Session::is_settled`]).
+    pub settled: bool,
+    /// What the number of leaders means.
+    pub leadership: LeadershipView,
     /// Directed links cut.
     pub cuts: Vec<(u64, u64)>,
     /// Isolated groups.
@@ -46,8 +49,22 @@ pub struct Frame {
     pub pending: usize,
     /// Safety violations the simulator's checker saw (S1 to S3): none, always.
     pub violations: usize,
-    /// Seed 003's Table 1 comparison, while the run is that setting.
-    pub table_1: Option<Table1View>,
+    /// The measured count beside the sources' formulas, once something happened.
+    pub explanation: Option<Explanation>,
+    /// Where the page's clock stops, simulated microseconds.
+    pub time_limit_us: u64,
+}
+
+/// The leaders, and whether their number is what Bully allows here.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeadershipView {
+    /// The members that consider themselves leader, ascending.
+    pub leaders: Vec<u64>,
+    /// Two or more leaders in parts of the network that cannot reach each other,
+    /// without a quorum: the split brain Bully allows there.
+    pub split_brain: bool,
+    /// What the count means, in words (empty for none or one leader).
+    pub note: String,
 }
 
 /// One member.
@@ -82,24 +99,6 @@ pub struct FlightView {
     pub sent_us: u64,
     /// When it lands.
     pub arrives_us: u64,
-}
-
-/// The paper's count beside the measured one.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Table1View {
-    /// N.
-    pub n: u64,
-    /// P: the initiator's rank (its id: members are `1..=N`).
-    pub p: u64,
-    /// The formula, as the paper (or this implementation, where the paper gives
-    /// none) writes it.
-    pub formula: &'static str,
-    /// Where the formula comes from.
-    pub source: &'static str,
-    /// The formula's value for this N and P.
-    pub expected: u64,
-    /// Table 1's number for this N, when the table has a row for it and P = 1.
-    pub paper: Option<u64>,
 }
 
 impl Frame {
@@ -150,9 +149,6 @@ impl Frame {
             .map(|kind| (kind.name().to_owned(), sent[kind]))
             .collect();
         let election_messages = sent.total() - sent[MessageKind::Heartbeat];
-        let table_1 = session
-            .table_1_initiator
-            .map(|p| table_1(session.settings.algorithm, session.settings.n, p));
         Frame {
             now_us: session.now_us(),
             delay_us: micros(sim.message_delay()),
@@ -165,12 +161,14 @@ impl Frame {
             depth: sim.max_depth(),
             agreed: sim.agreed_leader().map(|id: NodeId| id.0),
             leaders: sim.leaders().into_iter().map(|id| id.0).collect(),
-            quiet: session.is_quiet(),
+            settled: session.is_settled(),
+            leadership: leadership(session),
             cuts: session.cuts.iter().copied().collect(),
             groups: session.groups.clone(),
             pending: session.pending(),
             violations: sim.violations().len(),
-            table_1,
+            explanation: explain(session, election_messages),
+            time_limit_us: MAX_TIME_US,
         }
     }
 
@@ -181,45 +179,49 @@ impl Frame {
     }
 }
 
-/// The seeds' count for one initiator `p` of `n` live members, nobody leading.
-fn table_1(algorithm: AlgorithmChoice, n: u64, p: u64) -> Table1View {
-    let paper = (p == 1)
-        .then(|| paper::table_1(n))
-        .flatten()
-        .map(|(classic, modified)| match algorithm {
-            AlgorithmChoice::Classic => classic,
-            AlgorithmChoice::Modified => modified,
-            AlgorithmChoice::Ring => 0,
-        })
-        .filter(|_| algorithm != AlgorithmChoice::Ring);
-    let (formula, source, expected) = match algorithm {
-        AlgorithmChoice::Classic => (
-            "(N-P+1)(N-P) + N-1",
-            "seed 003, equation (3)",
-            paper::equation_3(n, p),
+/// The leaders and what their number means.
+fn leadership(session: &Session) -> LeadershipView {
+    let sim = &session.sim;
+    let leaders: Vec<u64> = sim.leaders().into_iter().map(|id| id.0).collect();
+    let apart = |a: u64, b: u64| {
+        let (a, b) = (NodeId(a), NodeId(b));
+        !(sim.link_works(a, b) && sim.link_works(b, a))
+    };
+    let separated = leaders
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| leaders[i + 1..].iter().all(|&b| apart(a, b)));
+    let quorum = session.settings.quorum != QuorumChoice::None;
+    let list = leaders
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let (split_brain, note) = match leaders.len() {
+        0 | 1 => (false, String::new()),
+        k if separated && !quorum => (
+            true,
+            format!(
+                "{k} leaders ({list}), one in each part of the network that cannot reach the                  others: the split brain that Bully without a quorum allows, as expected. Each                  leadership has its own fencing token (term, id), so no safety rule is broken.                  With quorum \"majority\" a part without a majority of the {} processes has                  no leader.",
+                session.settings.n
+            ),
         ),
-        AlgorithmChoice::Modified if p >= n => (
-            "N-1",
-            "the highest announces at once",
-            paper::modified_implementation(n, p),
+        k if separated => (
+            false,
+            format!(
+                "{k} leaders ({list}) for now, in parts that cannot reach each other: the one                  without a majority steps down when its lease runs out, before anyone else                  may be elected."
+            ),
         ),
-        AlgorithmChoice::Modified => (
-            "3N-P-1",
-            "seed 003's Figure 6 (3N-2 at P=1, Table 1)",
-            paper::modified_implementation(n, p),
-        ),
-        AlgorithmChoice::Ring => (
-            "4N-2",
-            "this ring: N hops and N-1, each acknowledged",
-            paper::ring_implementation(n),
+        k => (
+            false,
+            format!(
+                "{k} leaders ({list}) for a moment: the older steps down when the newer one's                  Coordinator reaches it."
+            ),
         ),
     };
-    Table1View {
-        n,
-        p,
-        formula,
-        source,
-        expected,
-        paper,
+    LeadershipView {
+        leaders,
+        split_brain,
+        note,
     }
 }

@@ -1,4 +1,4 @@
-//! Seed 004's five experiments with six dancers, as scenarios the page loads with
+//! The "Bully Algorithm Dance"'s five experiments with six dancers, as scenarios the page loads with
 //! one click. Each is the script `bully_core::sim::scenario::seed004_experiment`
 //! runs, written down as timed actions: the instants come from running that
 //! script on a scratch simulation, the die from the same seeded generator, so the
@@ -11,10 +11,10 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::WebError;
-use crate::scenario::{Action, Scenario, Settings, Timed};
+use crate::scenario::{Action, SCENARIO_VERSION, Scenario, Settings, Timed};
 use crate::session::micros;
 
-/// Seed 004's dancers.
+/// The dance's dancers.
 pub const DANCERS: u64 = 6;
 
 /// What each experiment is, in the seed's words.
@@ -26,7 +26,7 @@ pub const TITLES: [&str; 5] = [
     "5. The leader and one other dancer sit down; one random dancer notices",
 ];
 
-/// Experiment `number` (1 to 5) of seed 004 under `settings` (its `n` is set to
+/// Experiment `number` (1 to 5) of the "Bully Algorithm Dance" under `settings` (its `n` is set to
 /// six dancers), with `settings.seed` playing the die.
 pub fn seed004(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
     let settings = Settings {
@@ -91,6 +91,7 @@ pub fn seed004(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
         _ => return Err(WebError::Preset(number)),
     };
     Ok(Scenario {
+        version: SCENARIO_VERSION,
         settings,
         actions,
         now_us: 0,

@@ -13,6 +13,32 @@ use crate::error::WebError;
 /// The largest cluster the page draws.
 pub const MAX_MEMBERS: u64 = 64;
 
+/// One message time (T_M) in microseconds: the simulator's link delay, bully-core's
+/// default `Config::max_message_delay` (20 ms).
+pub const MESSAGE_DELAY_US: u64 = 20_000;
+
+/// The page's clock stops here, in message times: 400 s of simulated time. A
+/// scenario at the limit with 64 processes replays some 700,000 simulator events,
+/// which the page runs in slices between frames, and its trace stays within tens
+/// of megabytes.
+pub const MAX_TIME_TM: u64 = 20_000;
+
+/// [`MAX_TIME_TM`] in microseconds.
+pub const MAX_TIME_US: u64 = MAX_TIME_TM * MESSAGE_DELAY_US;
+
+/// The most actions a scenario may hold.
+pub const MAX_ACTIONS: usize = 10_000;
+
+/// The largest scenario text the page reads, in bytes.
+pub const MAX_SCENARIO_BYTES: usize = 1 << 20;
+
+/// The largest seed: JavaScript keeps whole numbers exactly up to 2^53 - 1, and
+/// the page passes the seed through JavaScript.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+
+/// The scenario format this page writes and reads (see `SCENARIO-FORMAT.md`).
+pub const SCENARIO_VERSION: u64 = 1;
+
 /// How the cluster is built: what the page's settings panel chooses.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +58,7 @@ pub struct Settings {
     pub seed: u64,
     /// The share of messages every link loses, in percent (0 to 100).
     #[serde(default)]
-    pub loss_percent: u8,
+    pub loss_percent: u64,
 }
 
 impl Default for Settings {
@@ -57,13 +83,16 @@ impl Settings {
         if self.loss_percent > 100 {
             return Err(WebError::Loss(self.loss_percent));
         }
+        if self.seed > MAX_SEED {
+            return Err(WebError::Seed(self.seed));
+        }
         Ok(())
     }
 
     /// Every member's configuration: the defaults the `simulate` program measures
     /// Table 1 with, and the chosen policies.
     pub fn config(&self) -> Config {
-        // The seeds' model: a process that boots or recovers elects at once.
+        // The sources' model: a process that boots or recovers elects at once.
         Config::default()
             .with_staggered_start(false)
             .with_algorithm(self.algorithm.into())
@@ -79,7 +108,8 @@ impl Settings {
     /// Every link: reliable with one message time of delay, lossy if asked.
     pub fn link(&self, delay: Duration) -> LinkConfig {
         LinkConfig {
-            loss: f64::from(self.loss_percent) / 100.0,
+            // At most 100: exact in an f64.
+            loss: self.loss_percent as f64 / 100.0,
             ..LinkConfig::reliable(delay)
         }
     }
@@ -92,9 +122,9 @@ pub enum AlgorithmChoice {
     /// Garcia-Molina's Bully (seeds 000, 002, 004).
     #[default]
     Classic,
-    /// Seed 003's modified Bully.
+    /// Soundarabai et al.'s modified Bully.
     Modified,
-    /// Seed 001's ring.
+    /// The ring of the lecture notes "Election Algorithm in Distributed Systems".
     Ring,
 }
 
@@ -112,7 +142,7 @@ impl From<AlgorithmChoice> for Algorithm {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QuorumChoice {
-    /// The seeds' Bully: no quorum.
+    /// Bully as published: no quorum.
     #[default]
     None,
     /// No leader without a majority reachable.
@@ -132,7 +162,7 @@ impl From<QuorumChoice> for Quorum {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PreemptionChoice {
-    /// A returning higher member takes over at once (the seeds' Bully).
+    /// A returning higher member takes over at once (Bully as published).
     #[default]
     Always,
     /// The sitting leader stays until it fails.
@@ -152,7 +182,7 @@ impl From<PreemptionChoice> for Preemption {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "do", rename_all = "snake_case")]
 pub enum Action {
-    /// Boot every live member at once (seed 004's experiment 2).
+    /// Boot every live member at once (the "Bully Algorithm Dance"'s experiment 2).
     StartAll,
     /// A member calls an election (`Node::start_election`): the initiator of seed
     /// 003's Table 1, drawn green.
@@ -217,10 +247,12 @@ pub struct Timed {
 }
 
 /// Settings, actions, and how far the run had got: everything needed to rebuild a
-/// page's state.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// page's state. `SCENARIO-FORMAT.md` documents it field by field.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
+    /// The format's version: [`SCENARIO_VERSION`]. Links saved before it existed
+    /// leave it out and read as version 1.
+    pub version: u64,
     /// The cluster.
     pub settings: Settings,
     /// What was done, in order (`at_us` never decreases). Actions later than
@@ -231,20 +263,21 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads a scenario from JSON, checking its ranges and the order of its actions.
+    /// Reads a scenario from JSON: its shape, its ranges (the page's limits on N,
+    /// times, rates and ids) and the order of its actions, each problem in plain
+    /// words (see [`crate::load`]).
     pub fn from_json(json: &str) -> Result<Scenario, WebError> {
-        let scenario: Scenario =
-            serde_json::from_str(json).map_err(|error| WebError::Json(error.to_string()))?;
-        scenario.settings.validate()?;
-        if scenario.actions.windows(2).any(|w| w[0].at_us > w[1].at_us) {
-            return Err(WebError::OutOfOrder);
-        }
-        Ok(scenario)
+        crate::load::scenario(json)
     }
 
-    /// The scenario as JSON.
+    /// The scenario as compact JSON (for links).
     pub fn to_json(&self) -> String {
         // Plain data with string keys always serializes.
         serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The scenario as indented JSON (for files people read).
+    pub fn to_pretty_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }

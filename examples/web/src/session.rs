@@ -7,11 +7,14 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 use bully_core::sim::{SimError, Simulation, TraceEntry};
-use bully_core::{MessageKind, NodeId};
+use bully_core::{Message, MessageKind, NodeId, Role};
 
+use crate::episode::{self, Episode};
 use crate::error::WebError;
 use crate::frame::Frame;
-use crate::scenario::{Action, Scenario, Settings, Timed};
+use crate::scenario::{
+    Action, MAX_TIME_US, QuorumChoice, SCENARIO_VERSION, Scenario, Settings, Timed,
+};
 
 /// One page's cluster and its history.
 #[derive(Debug)]
@@ -26,7 +29,7 @@ pub struct Session {
     /// the same instant, so that a saved scenario replays to the same state.
     steps: u64,
     /// The members that called an election or noticed a failure since the counts
-    /// were last reset (drawn green, as seed 003's simulator drew its start node).
+    /// were last reset (drawn green, as Soundarabai et al.'s simulator drew its start node).
     pub(crate) initiators: BTreeSet<u64>,
     /// Directed links cut by the user.
     pub(crate) cuts: BTreeSet<(u64, u64)>,
@@ -34,9 +37,14 @@ pub struct Session {
     pub(crate) groups: Vec<Vec<u64>>,
     /// Where in the trace the counts were last reset.
     pub(crate) measured_from: usize,
-    /// The initiator, while the run is seed 003's Table 1 setting: one member of
-    /// a fresh cluster calls an election and nothing else happens.
-    pub(crate) table_1_initiator: Option<u64>,
+    /// Which run the counts describe (the papers count two kinds).
+    pub(crate) episode: Episode,
+    /// Members that joined the episode through their own timeouts, in order.
+    pub(crate) joined: Vec<u64>,
+    /// How far the trace has been read for `joined`.
+    scanned: usize,
+    /// The time a loading scenario had reached, until [`Session::catch_up`] gets there.
+    target_us: Option<u64>,
 }
 
 impl Session {
@@ -62,23 +70,66 @@ impl Session {
             cuts: BTreeSet::new(),
             groups: Vec::new(),
             measured_from,
-            table_1_initiator: None,
+            episode: Episode::Idle,
+            joined: Vec::new(),
+            scanned: measured_from,
+            target_us: None,
         })
     }
 
     /// Rebuilds a saved scenario: replays its actions up to the time it had
     /// reached; later ones stay to come.
     pub fn from_scenario(scenario: &Scenario) -> Result<Session, WebError> {
-        let mut session = Session::new(scenario.settings.clone())?;
-        session.pending = scenario.actions.iter().cloned().collect();
-        session.advance_to(scenario.now_us)?;
+        let mut session = Session::loading(scenario)?;
+        session.catch_up(u64::MAX)?;
         Ok(session)
+    }
+
+    /// A session that rebuilds `scenario` as [`catch_up`](Self::catch_up) is
+    /// called: the page replays a long scenario in slices between frames, so that
+    /// loading never blocks it.
+    pub fn loading(scenario: &Scenario) -> Result<Session, WebError> {
+        let mut session = Session::new(scenario.settings.clone())?;
+        if scenario.now_us > MAX_TIME_US || scenario.actions.iter().any(|a| a.at_us > MAX_TIME_US) {
+            return Err(WebError::TimeLimit);
+        }
+        session.pending = scenario.actions.iter().cloned().collect();
+        session.target_us = Some(scenario.now_us);
+        Ok(session)
+    }
+
+    /// Replays at most `budget` simulator events towards the loaded scenario's
+    /// time; `true` once it is there.
+    pub fn catch_up(&mut self, budget: u64) -> Result<bool, WebError> {
+        let Some(target) = self.target_us else {
+            return Ok(true);
+        };
+        let mut budget = budget;
+        let done = self.advance_within(target, &mut budget)?;
+        if done {
+            self.target_us = None;
+        }
+        Ok(done)
+    }
+
+    /// How far a loading scenario has got, 0 to 1 (1 when none is loading).
+    pub fn loaded(&self) -> f64 {
+        match self.target_us {
+            Some(target) if target > 0 => self.now_us() as f64 / target as f64,
+            _ => 1.0,
+        }
+    }
+
+    /// Whether no action has been taken and no event handled yet.
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.done.is_empty() && self.steps == 0
     }
 
     /// The scenario that rebuilds this state: settings, every action (those still
     /// to come included) and the time reached.
     pub fn scenario(&self) -> Scenario {
         Scenario {
+            version: SCENARIO_VERSION,
             settings: self.settings.clone(),
             actions: self.done.iter().chain(&self.pending).cloned().collect(),
             now_us: self.now_us(),
@@ -118,32 +169,52 @@ impl Session {
     }
 
     /// Runs every event up to `t_us` of simulated time (applying the actions due
-    /// on the way) and sets the clock there. A time already passed changes nothing.
+    /// on the way) and sets the clock there. A time already passed changes nothing;
+    /// past the page's clock ([`MAX_TIME_US`]) it runs to the limit and says so.
     pub fn advance_to(&mut self, t_us: u64) -> Result<(), WebError> {
+        let mut unlimited = u64::MAX;
+        self.advance_within(t_us.min(MAX_TIME_US), &mut unlimited)?;
+        if t_us > MAX_TIME_US {
+            return Err(WebError::TimeLimit);
+        }
+        Ok(())
+    }
+
+    /// [`advance_to`](Self::advance_to) handling at most `budget` events; `false`
+    /// if the budget ran out first (the clock stays where the last event was).
+    fn advance_within(&mut self, t_us: u64, budget: &mut u64) -> Result<bool, WebError> {
         while let Some(next) = self.pending.front() {
             if next.at_us > t_us {
                 break;
             }
             let timed = next.clone();
-            self.run_to(timed.at_us, timed.steps);
+            if !self.run_to(timed.at_us, timed.steps, budget) {
+                return Ok(false);
+            }
             self.apply(&timed.action)?;
             self.pending.pop_front();
             self.done.push(timed);
         }
-        self.run_to(t_us, None);
-        Ok(())
+        Ok(self.run_to(t_us, None, budget))
     }
 
     /// Runs for `us` microseconds of simulated time.
     pub fn advance(&mut self, us: u64) -> Result<(), WebError> {
+        if self.now_us() >= MAX_TIME_US && us > 0 {
+            return Err(WebError::TimeLimit);
+        }
         self.advance_to(self.now_us().saturating_add(us))
     }
 
     /// Runs until the next election message (any kind but a heartbeat) has been
     /// delivered, or lost at a crashed member; `false` if none came within the
-    /// settle bound.
+    /// settle bound, and `false` at once, without moving the clock, when the
+    /// election is over and nothing is left to do.
     pub fn step_message(&mut self) -> Result<bool, WebError> {
-        let limit = self.now_us() + micros(self.sim.settle_bound());
+        if self.pending.is_empty() && (self.is_settled() || self.next_event_us().is_none()) {
+            return Ok(false);
+        }
+        let limit = (self.now_us() + micros(self.sim.settle_bound())).min(MAX_TIME_US);
         loop {
             let due = self.next_event_us();
             let action_due = self.pending.front().map(|timed| timed.at_us);
@@ -155,6 +226,7 @@ impl Session {
                     let before = self.sim.trace().len();
                     self.sim.step();
                     self.steps += 1;
+                    self.scan();
                     if self.sim.trace()[before..]
                         .iter()
                         .any(|record| is_election_arrival(&record.entry))
@@ -167,34 +239,71 @@ impl Session {
         }
     }
 
-    /// Runs until every action is done and the election is over: every live member
-    /// names the same leader and no election message is on its way. `false` if
-    /// that did not happen within the failover and settle bounds (a quorum that
-    /// cannot be reached, say); the clock stops there.
+    /// Runs until every action is done and the election is over ([`is_settled`]),
+    /// or for at most the failover and settle bounds `Config` computes (a one-way
+    /// cut can keep members electing for ever); the clock stops there. `false` if
+    /// it did not settle. With nothing scheduled at all (a fresh cluster nobody
+    /// started) the clock does not move.
+    ///
+    /// [`is_settled`]: Self::is_settled
     pub fn run_to_end(&mut self) -> Result<bool, WebError> {
         if let Some(last) = self.pending.back() {
             self.advance_to(last.at_us)?;
         }
         let limit =
-            self.now_us() + micros(self.sim.failover_bound()) + micros(self.sim.settle_bound());
+            (self.now_us() + micros(self.sim.failover_bound()) + micros(self.sim.settle_bound()))
+                .min(MAX_TIME_US);
         loop {
-            if self.is_quiet() {
+            if self.is_settled() {
                 return Ok(true);
             }
             match self.next_event_us() {
                 Some(due) if due <= limit => self.advance_to(due)?,
-                _ => {
+                Some(_) => {
                     self.advance_to(limit)?;
-                    return Ok(self.is_quiet());
+                    return Ok(self.is_settled());
                 }
+                None => return Ok(false),
             }
         }
     }
 
-    /// Whether the election is over: one leader named by every live member and no
-    /// election message on its way.
-    pub fn is_quiet(&self) -> bool {
-        self.sim.agreed_leader().is_some() && !self.election_in_flight()
+    /// Whether the election is over, in every part of the network: no election
+    /// message on its way, and every live member follows a leader that leads in
+    /// that leadership and that it reaches both ways, except that with a quorum a
+    /// member that cannot reach a majority has none. Right after a group is
+    /// isolated its members still follow a leader they can no longer reach: not
+    /// settled, so "Run to the end" goes on until they have elected their own (or,
+    /// with a quorum, have none).
+    pub fn is_settled(&self) -> bool {
+        if self.election_in_flight() {
+            return false;
+        }
+        let sim = &self.sim;
+        let members = sim.members();
+        let majority = members.len() / 2 + 1;
+        let both_ways =
+            |a: NodeId, b: NodeId| a == b || (sim.link_works(a, b) && sim.link_works(b, a));
+        members.iter().all(|&id| {
+            let Some(node) = sim.node(id) else {
+                return true;
+            };
+            match node.leader() {
+                Some(leader) => sim.node(leader.id).is_some_and(|head| {
+                    head.role() == Role::Leader
+                        && head.leader().map(|own| own.token()) == Some(leader.token())
+                        && both_ways(id, leader.id)
+                }),
+                None => {
+                    self.settings.quorum != QuorumChoice::None
+                        && members
+                            .iter()
+                            .filter(|&&other| sim.is_up(other) && both_ways(id, other))
+                            .count()
+                            < majority
+                }
+            }
+        })
     }
 
     /// What the page draws now.
@@ -202,7 +311,7 @@ impl Session {
         Frame::of(self)
     }
 
-    /// The run since the counts were last reset, as seed 003's simulator logged it
+    /// The run since the counts were last reset, as Soundarabai et al.'s simulator logged it
     /// (its Figures 3, 4 and 6).
     pub fn paper_log(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];
@@ -231,21 +340,30 @@ impl Session {
         self.sim.next_instant().map(|at| micros(at - epoch))
     }
 
+    /// Whether a message of an election is on its way: anything but the leader's
+    /// routine (heartbeats and, with a quorum, their acknowledgements).
     fn election_in_flight(&self) -> bool {
         self.sim
             .messages_in_flight()
-            .any(|m| m.message.kind() != MessageKind::Heartbeat)
+            .any(|m| !is_routine(m.message))
     }
 
     /// Steps every event up to `t_us` (or exactly `steps` steps, when an action
     /// fell between two events of one instant), then sets the clock to `t_us`.
-    fn run_to(&mut self, t_us: u64, steps: Option<u64>) {
+    /// Handles at most `budget` events (counting them off); `false` if it ran out
+    /// before reaching `t_us`.
+    fn run_to(&mut self, t_us: u64, steps: Option<u64>, budget: &mut u64) -> bool {
         loop {
             if steps.is_some_and(|steps| self.steps >= steps) {
                 break;
             }
             match self.next_event_us() {
                 Some(due) if due <= t_us => {
+                    if *budget == 0 {
+                        self.scan();
+                        return false;
+                    }
+                    *budget -= 1;
                     self.sim.step();
                     self.steps += 1;
                 }
@@ -256,16 +374,27 @@ impl Session {
             let epoch = self.sim.now() - self.sim.elapsed();
             self.sim.run_until(epoch + Duration::from_micros(t_us));
         }
+        self.scan();
+        true
+    }
+
+    /// Reads the trace written since the last call for members that joined the
+    /// episode on their own.
+    fn scan(&mut self) {
+        let from = self.scanned.max(self.measured_from);
+        episode::scan_joined(self.sim.trace(), from, &mut self.joined);
+        self.scanned = self.sim.trace().len();
     }
 
     /// Refuses an action before anything changes: an unknown member, or a command
     /// to a crashed one.
     fn check(&self, action: &Action) -> Result<(), WebError> {
+        let n = self.settings.n;
         let known = |id: u64| -> Result<(), WebError> {
-            if (1..=self.settings.n).contains(&id) {
+            if (1..=n).contains(&id) {
                 Ok(())
             } else {
-                Err(SimError::UnknownNode(NodeId(id)).into())
+                Err(WebError::NoSuchProcess { id, n })
             }
         };
         match action {
@@ -275,41 +404,49 @@ impl Session {
                 if self.sim.is_up(NodeId(*node)) {
                     Ok(())
                 } else {
-                    Err(SimError::Crashed(NodeId(*node)).into())
+                    Err(WebError::Down(*node))
                 }
             }
             Action::Crash { node } | Action::Recover { node } => known(*node),
             Action::CutOneWay { from: a, to: b } | Action::CutBoth { a, b } => {
                 known(*a)?;
-                known(*b)
+                known(*b)?;
+                if a == b {
+                    Err(WebError::SameProcess(*a))
+                } else {
+                    Ok(())
+                }
             }
-            Action::Isolate { group } => group.iter().try_for_each(|&id| known(id)),
+            Action::Isolate { group } => {
+                group.iter().try_for_each(|&id| known(id))?;
+                let distinct: BTreeSet<u64> = group.iter().copied().collect();
+                if distinct.is_empty() || distinct.len() as u64 >= n {
+                    Err(WebError::Group(n))
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 
     fn apply(&mut self, action: &Action) -> Result<(), WebError> {
         self.check(action)?;
-        let fresh = self.done.is_empty() && self.steps == 0;
         let quiet = !self.election_in_flight();
+        let episode = episode::classify(self, action, quiet);
         if quiet {
             // A new episode: count it from here.
             self.sim.reset_counts();
             self.measured_from = self.sim.trace().len();
             self.initiators.clear();
-            self.table_1_initiator = None;
-        } else {
-            // Something else happened during the election: no longer Table 1's.
-            self.table_1_initiator = None;
+            self.joined.clear();
         }
+        self.episode = episode;
         match *action {
             Action::StartAll => self.sim.start_all(),
             Action::Elect { node } => {
                 self.sim
                     .command(NodeId(node), |node, now| node.start_election(now))?;
                 self.initiators.insert(node);
-                if fresh {
-                    self.table_1_initiator = Some(node);
-                }
             }
             Action::Notice { node } => {
                 let id = NodeId(node);
@@ -340,6 +477,13 @@ impl Session {
                 self.cuts.insert((b, a));
             }
             Action::Isolate { ref group } => {
+                let group: Vec<u64> = group
+                    .iter()
+                    .copied()
+                    .collect::<BTreeSet<u64>>()
+                    .into_iter()
+                    .collect();
+                let group = &group;
                 // The groups isolated before stay apart from this one and each other.
                 let groups: Vec<Vec<NodeId>> = self
                     .groups
@@ -357,7 +501,17 @@ impl Session {
                 self.groups.clear();
             }
         }
+        self.scan();
         Ok(())
+    }
+}
+
+/// The leader's routine traffic, which never ends while it leads: heartbeats and
+/// their acknowledgements (round 1 on; round 0 acknowledges a Coordinator).
+fn is_routine(message: &Message) -> bool {
+    match message {
+        Message::Ack { round, .. } => *round > 0,
+        other => other.kind() == MessageKind::Heartbeat,
     }
 }
 

@@ -7,12 +7,17 @@
 //! (version 108) rewrites wasm-bindgen's externref table so that the glue fails
 //! at start-up (`WebAssembly.Table.set(): Argument 1 is invalid for table`);
 //! `opt-level = "s"`, LTO and the dropped name section already keep it small.
-//! [`serve`] serves such a directory over HTTP.
+//! Every text file and the module are also written compressed beside themselves
+//! (`.br` with brotli, `.gz` with gzip, each at its best level, once per build),
+//! and [`serve`] serves such a directory over HTTP, sending the compressed copy
+//! with its `Content-Encoding` to a browser that accepts it.
 
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use std::io::Write;
 
 use tokio::net::TcpListener;
 use tower_http::services::ServeDir;
@@ -32,8 +37,10 @@ pub fn default_out_dir() -> PathBuf {
 pub struct Built {
     /// The site's directory.
     pub dir: PathBuf,
-    /// The module's size in bytes, as served.
+    /// The module's size in bytes.
     pub wasm_bytes: u64,
+    /// The module's size compressed, as served to a browser that accepts it.
+    pub wasm_compressed: Compressed,
 }
 
 /// Builds the site into `out`: the wasm module and its glue under `out/pkg`, the
@@ -80,9 +87,64 @@ pub fn build(out: &Path) -> io::Result<Built> {
         let entry = entry?;
         std::fs::copy(entry.path(), out.join(entry.file_name()))?;
     }
+    let mut compressed = Compressed::default();
+    for folder in [out.to_owned(), pkg] {
+        for entry in std::fs::read_dir(&folder)? {
+            let path = entry?.path();
+            let served = path
+                .extension()
+                .and_then(|ext| ext.to_str())
+                .is_some_and(|ext| COMPRESSED.contains(&ext));
+            if served {
+                let sizes = compress(&path)?;
+                if path == module {
+                    compressed = sizes;
+                }
+            }
+        }
+    }
     Ok(Built {
         dir: out.to_owned(),
         wasm_bytes: std::fs::metadata(&module)?.len(),
+        wasm_compressed: compressed,
+    })
+}
+
+/// The kinds of file written compressed too.
+const COMPRESSED: [&str; 6] = ["wasm", "js", "html", "css", "svg", "json"];
+
+/// A file's compressed sizes in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compressed {
+    /// With gzip.
+    pub gzip: u64,
+    /// With brotli.
+    pub brotli: u64,
+}
+
+/// Writes `path.gz` and `path.br` beside `path`.
+fn compress(path: &Path) -> io::Result<Compressed> {
+    let bytes = std::fs::read(path)?;
+    let with = |ext: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gzip.write_all(&bytes)?;
+    let gzip = gzip.finish()?;
+    std::fs::write(with("gz"), &gzip)?;
+    let mut brotli = Vec::new();
+    {
+        // Quality 11 (the best), a 4 MiB window (22 bits): more than the module.
+        let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, 11, 22);
+        writer.write_all(&bytes)?;
+    }
+    std::fs::write(with("br"), &brotli)?;
+    Ok(Compressed {
+        gzip: gzip.len() as u64,
+        brotli: brotli.len() as u64,
     })
 }
 
@@ -104,9 +166,12 @@ fn run(command: &mut Command) -> io::Result<()> {
     }
 }
 
-/// Serves `dir` on `listener` until the task is dropped.
+/// Serves `dir` on `listener` until the task is dropped: a file's `.br` or `.gz`
+/// copy, where [`build`] wrote one, to a browser whose `Accept-Encoding` takes
+/// it (brotli first), with `Content-Encoding` set; the file itself otherwise.
 pub async fn serve(listener: TcpListener, dir: PathBuf) -> io::Result<()> {
-    let app = axum::Router::new().fallback_service(ServeDir::new(dir));
+    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip();
+    let app = axum::Router::new().fallback_service(files);
     axum::serve(listener, app).await
 }
 

@@ -1,126 +1,102 @@
-// The page: controls, drawing and clicks. Every message, term and leadership comes
-// from the WebAssembly module (bully-core's simulator); nothing here knows the
-// protocol. It asks the module for frames and draws them.
+// The page: controls, keyboard, playback and scenarios in and out. Every message,
+// term and leadership comes from the WebAssembly module (bully-core's
+// simulator), which also checks everything the user brings and words its
+// errors; nothing here knows the protocol. It asks the module for frames and
+// draws them (draw.js, panel.js) and puts errors next to their controls
+// (notice.js).
 import init, { WebSim } from './pkg/bully_web.js';
+import { layout, drawNodes, drawMessages } from './draw.js';
+import { drawPanel, setText } from './panel.js';
+import { report, clear, dismiss, notify, sentence } from './notice.js';
 
 const $ = (id) => document.getElementById(id);
-const SIZE = 640;
-const CENTER = SIZE / 2;
-const RADIUS = 260;
-const SVG = 'http://www.w3.org/2000/svg';
 const STORE = 'bully-scenario';
-const COLORS = {
-  Election: '#d9480f', Answer: '#1971c2', Coordinator: '#e0a800', Takeover: '#9c36b5',
-  RingElection: '#0ca678', RingCoordinator: '#087f5b', Heartbeat: '#adb5bd',
-  Ack: '#868e96', Resign: '#c2255c',
-};
+const FIELDS = ['n', 'algorithm', 'quorum', 'preemption', 'seed', 'loss'];
+// Simulator events replayed per slice while a scenario loads: some 10 to 20 ms of
+// work in the browser, then the page draws and answers before the next slice.
+const SLICE = 10000;
 
 let sim = null;
 let frame = null;
 let playing = false;
 let lastTick = null;
-const costs = { frame: 0, nodes: 0, messages: 0, panel: 0, advance: 0, log: 0, count: 0 };
-let lastLog = '';
-let drawnNetwork = '';
-let drawnCounts = '';
-let lastLogAt = 0;
+let loading = null;
+let limits = null;
 let picked = [];
-const positions = new Map();
+let lastLog = '';
+let lastLogAt = 0;
+const costs = { frame: 0, nodes: 0, messages: 0, panel: 0, advance: 0, log: 0, count: 0 };
+const loads = [];
 
-function settings() {
-  return {
-    n: Number($('n').value),
-    algorithm: $('algorithm').value,
-    quorum: $('quorum').value,
-    preemption: $('preemption').value,
-    seed: Number($('seed').value),
-    loss_percent: Number($('loss').value),
-  };
-}
-
-function showSettings(s) {
-  $('n').value = s.n;
-  $('algorithm').value = s.algorithm;
-  $('quorum').value = s.quorum;
-  $('preemption').value = s.preemption;
-  $('seed').value = s.seed;
-  $('loss').value = s.loss_percent;
-}
-
-// Writes only what changed: restyling 64 processes and the panel every frame
-// costs the browser more than the simulation does.
-function setText(id, text) {
-  const element = $(id);
-  if (element.textContent !== text) element.textContent = text;
-}
-
-function setAttr(element, name, value) {
-  if (element.getAttribute(name) !== value) element.setAttribute(name, value);
-}
-
-// Runs a call into the module; shows its error instead of throwing.
-function attempt(call) {
+// Runs a call into the module: its error goes beside `where`'s control.
+function attempt(where, call) {
   try {
     const result = call();
-    $('error').textContent = '';
+    clear(where);
     return result;
   } catch (error) {
-    $('error').textContent = String(error.message || error);
+    report(where, error);
     return undefined;
   }
 }
 
+function status(text) {
+  setText('status', text);
+}
+
+function fields() {
+  return {
+    n: $('n').value, algorithm: $('algorithm').value, quorum: $('quorum').value,
+    preemption: $('preemption').value, seed: $('seed').value, loss: $('loss').value,
+  };
+}
+
+function showSettings(s) {
+  $('n').value = String(s.n);
+  $('algorithm').value = s.algorithm;
+  $('quorum').value = s.quorum;
+  $('preemption').value = s.preemption;
+  $('seed').value = String(s.seed);
+  $('loss').value = String(s.loss_percent);
+  for (const field of FIELDS) clear(field);
+}
+
 function replace(next) {
-  if (!next) return;
   if (sim) sim.free();
   sim = next;
   picked = [];
-  layout();
+  showPicking();
+  frame = JSON.parse(sim.frame());
+  layout(frame.nodes.length, clickNode);
   refresh(true);
 }
 
+// A fresh cluster from the fields; a wrong field keeps the cluster there is.
 function newCluster() {
+  const checked = JSON.parse(WebSim.checkFields(JSON.stringify(fields())));
+  for (const field of FIELDS) clear(field);
+  if (checked.errors) {
+    for (const { field, message } of checked.errors) report(field, message, false);
+    const list = checked.errors.map((e) => sentence(e.message)).join(' ');
+    notify(`Not changed: ${list}`, checked.errors[0].field);
+    return false;
+  }
+  const next = attempt('n', () => new WebSim(JSON.stringify(checked.settings)));
+  if (!next) return false;
+  cancelLoading();
   setPlaying(false);
-  replace(attempt(() => new WebSim(JSON.stringify(settings()))));
+  replace(next);
+  status('');
+  return true;
 }
 
 function act(action) {
-  attempt(() => sim.act(JSON.stringify(action)));
+  attempt('stage', () => sim.act(JSON.stringify(action)));
   refresh(true);
 }
 
-function layout() {
-  const n = JSON.parse(sim.frame()).nodes.length;
-  const svg = $('nodes');
-  svg.replaceChildren();
-  positions.clear();
-  drawnNetwork = '';
-  const cuts = document.createElementNS(SVG, 'g');
-  cuts.id = 'cuts';
-  svg.append(cuts);
-  const r = n > 32 ? 11 : n > 16 ? 16 : 22;
-  for (let i = 0; i < n; i++) {
-    const angle = -Math.PI / 2 + (2 * Math.PI * i) / n;
-    const x = CENTER + RADIUS * Math.cos(angle);
-    const y = CENTER + RADIUS * Math.sin(angle);
-    const id = i + 1;
-    positions.set(id, { x, y });
-    const g = document.createElementNS(SVG, 'g');
-    g.setAttribute('class', 'node');
-    g.dataset.id = id;
-    g.setAttribute('transform', `translate(${x} ${y})`);
-    g.innerHTML =
-      `<circle r="${r}"></circle>` +
-      `<text class="id" dy="0.35em" font-size="${Math.max(9, r * 0.8)}">${id}</text>` +
-      `<text class="term" dy="${r + 12}"></text>` +
-      `<path class="crown" transform="translate(0 ${-r - 4}) scale(${r / 22})" ` +
-      `d="M-14 0 L-16 -16 L-7 -7 L0 -19 L7 -7 L16 -16 L14 0 Z"></path>`;
-    g.addEventListener('click', () => clickNode(id));
-    svg.append(g);
-  }
-}
-
 function clickNode(id) {
+  if (!sim || loading) return;
   const mode = document.querySelector('input[name=mode]:checked').value;
   const node = frame.nodes[id - 1];
   switch (mode) {
@@ -147,6 +123,7 @@ function clickNode(id) {
       break;
   }
   showPicking();
+  refresh(false);
 }
 
 function showPicking() {
@@ -155,14 +132,15 @@ function showPicking() {
 
 // Reads a frame from the module and draws it; `full` also refreshes the log.
 function refresh(full) {
+  if (!sim) return;
   const t0 = performance.now();
   frame = JSON.parse(sim.frame());
   const t1 = performance.now();
-  drawNodes();
+  drawNodes(frame, picked);
   const t2 = performance.now();
-  drawMessages();
+  drawMessages(frame, $('show-heartbeats').checked);
   const t3 = performance.now();
-  drawPanel();
+  drawPanel(frame, playing);
   const t4 = performance.now();
   costs.frame += t1 - t0; costs.nodes += t2 - t1; costs.messages += t3 - t2; costs.panel += t4 - t3;
   costs.count++;
@@ -172,146 +150,75 @@ function refresh(full) {
   const key = `${frame.election_messages}/${electionTraffic}/${frame.agreed}`;
   if (full || (key !== lastLog && performance.now() - lastLogAt > 500)) {
     const t = performance.now();
-    drawLog();
+    const which = document.querySelector('input[name=log]:checked').value;
+    $('log').value = which === 'paper' ? sim.paperLog() : sim.mermaid();
     costs.log += performance.now() - t;
     lastLog = key;
     lastLogAt = performance.now();
   }
 }
 
-function drawNodes() {
-  for (const node of frame.nodes) {
-    const g = document.querySelector(`#nodes g[data-id="${node.id}"]`);
-    if (!g) continue;
-    const crowned = frame.agreed === node.id || (node.role === 'leader' && frame.agreed === null);
-    setAttr(g, 'class', `node ${node.role}${node.initiator ? ' initiator' : ''}` +
-      `${crowned ? ' crowned' : ''}${picked.includes(node.id) ? ' picked' : ''}`);
-    setAttr(g, 'data-role', node.role);
-    const term = g.querySelector('.term');
-    const label = node.up ? `t${node.term}` : 'down';
-    if (term.textContent !== label) term.textContent = label;
-  }
-  const network = JSON.stringify([frame.cuts, frame.groups]);
-  if (network === drawnNetwork) return;
-  drawnNetwork = network;
-  const cuts = $('cuts');
-  cuts.replaceChildren();
-  for (const [from, to] of frame.cuts) {
-    const a = positions.get(from);
-    const b = positions.get(to);
-    const line = document.createElementNS(SVG, 'line');
-    line.setAttribute('x1', a.x); line.setAttribute('y1', a.y);
-    line.setAttribute('x2', b.x); line.setAttribute('y2', b.y);
-    line.setAttribute('class', 'cut');
-    cuts.append(line);
-  }
-  frame.groups.forEach((group, index) => {
-    for (const id of group) {
-      const p = positions.get(id);
-      const ring = document.createElementNS(SVG, 'circle');
-      ring.setAttribute('cx', p.x); ring.setAttribute('cy', p.y);
-      ring.setAttribute('r', 30 + 4 * index);
-      ring.setAttribute('class', 'group');
-      cuts.append(ring);
-    }
-  });
-}
-
-function drawMessages() {
-  const canvas = $('messages');
-  const ctx = canvas.getContext('2d');
-  ctx.clearRect(0, 0, SIZE, SIZE);
-  const heartbeats = $('show-heartbeats').checked;
-  const labels = frame.flights.length < 150;
-  // One path per kind: thousands of messages in flight (64 booting) stay cheap.
-  const byKind = new Map();
-  for (const m of frame.flights) {
-    if (!heartbeats && m.kind === 'Heartbeat') continue;
-    const a = positions.get(m.from);
-    const b = positions.get(m.to);
-    if (!a || !b) continue;
-    const span = Math.max(1, m.arrives_us - m.sent_us);
-    const t = Math.min(1, Math.max(0, (frame.now_us - m.sent_us) / span));
-    if (!byKind.has(m.kind)) byKind.set(m.kind, []);
-    byKind.get(m.kind).push({ a, x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t, term: m.term });
-  }
-  ctx.font = '10px sans-serif';
-  for (const [kind, dots] of byKind) {
-    const color = COLORS[kind] || '#000';
-    const radius = kind === 'Heartbeat' ? 3 : 5;
-    ctx.strokeStyle = color;
-    ctx.globalAlpha = kind === 'Heartbeat' ? 0.25 : 0.35;
-    ctx.beginPath();
-    for (const d of dots) { ctx.moveTo(d.a.x, d.a.y); ctx.lineTo(d.x, d.y); }
-    ctx.stroke();
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = color;
-    ctx.beginPath();
-    for (const d of dots) { ctx.moveTo(d.x + radius, d.y); ctx.arc(d.x, d.y, radius, 0, 2 * Math.PI); }
-    ctx.fill();
-    if (labels && kind !== 'Heartbeat') {
-      ctx.fillStyle = '#212529';
-      for (const d of dots) ctx.fillText(`${kind[0]}${d.term}`, d.x + 6, d.y - 6);
-    }
-  }
-}
-
-function drawPanel() {
-  const delay = frame.delay_us;
-  setText('now', (frame.now_us / delay).toFixed(2));
-  setText('coordinator', frame.agreed === null
-    ? (frame.leaders.length ? `none agreed (leading: ${frame.leaders.join(', ')})` : 'none')
-    : String(frame.agreed));
-  setText('delays', frame.delays.toFixed(2));
-  setText('depth', String(frame.depth));
-  setText('in-flight', String(frame.flights.length));
-  setText('violations', String(frame.violations));
-  const counts = JSON.stringify(frame.counts);
-  if (counts !== drawnCounts) {
-    drawnCounts = counts;
-    const body = $('counts').querySelector('tbody');
-    body.replaceChildren();
-    for (const [kind, count] of frame.counts) {
-      const row = document.createElement('tr');
-      row.id = `count-${kind}`;
-      row.innerHTML = `<th><span class="swatch ${kind}"></span>${kind}</th><td>${count}</td>`;
-      body.append(row);
-    }
-  }
-  setText('total', String(frame.election_messages));
-  setText('lost', String(frame.lost));
-  const t1 = frame.table_1;
-  if ($('table1').hidden !== !t1) $('table1').hidden = !t1;
-  if (t1) {
-    setText('t1-n', String(t1.n));
-    setText('t1-p', String(t1.p));
-    setText('t1-measured', String(frame.election_messages));
-    setText('t1-formula', t1.formula);
-    setText('t1-expected', String(t1.expected));
-    setText('t1-paper', t1.paper === null ? 'no row (P = 1 only)' : String(t1.paper));
-    setText('t1-source', t1.source);
-  }
-  setText('play', playing ? 'Pause' : 'Play');
-}
-
-function drawLog() {
-  const which = document.querySelector('input[name=log]:checked').value;
-  $('log').value = which === 'paper' ? sim.paperLog() : sim.mermaid();
-}
-
 function setPlaying(on) {
-  playing = on;
+  playing = on && !loading;
   lastTick = null;
-  if (sim) drawPanel();
+  if (sim && frame) drawPanel(frame, playing);
+}
+
+function togglePlay() {
+  if (!sim || loading) return;
+  setPlaying(!playing);
+  status(playing ? 'Playing.' : 'Paused.');
+}
+
+function step() {
+  if (!sim || loading) return;
+  setPlaying(false);
+  const moved = attempt('stage', () => sim.stepMessage());
+  refresh(true);
+  if (moved === false) {
+    status('Nothing to step: the election is over. Play shows the heartbeats; crash a process to start another.');
+  } else if (moved) {
+    status(`Stepped to ${(frame.now_us / frame.delay_us).toFixed(2)} T_M.`);
+  }
+}
+
+function half() {
+  if (!sim || loading) return;
+  setPlaying(false);
+  attempt('stage', () => sim.advance(frame.delay_us / 2));
+  refresh(true);
+  status(`Half a message time on: ${(frame.now_us / frame.delay_us).toFixed(2)} T_M.`);
+}
+
+function runToEnd() {
+  if (!sim || loading) return;
+  setPlaying(false);
+  const before = frame.now_us;
+  const settled = attempt('stage', () => sim.runToEnd());
+  refresh(true);
+  const at = `${(frame.now_us / frame.delay_us).toFixed(2)} T_M`;
+  if (settled === true) {
+    status(`Settled at ${at}.`);
+  } else if (settled === false && frame.now_us === before) {
+    status('Nothing is happening: call an election, boot everyone, or click a process.');
+  } else if (settled === false) {
+    status(`Not settled by ${at}, the limit (the failover and settle bounds): the processes keep electing.`);
+  }
 }
 
 function tick(time) {
-  if (playing && sim) {
+  if (playing && sim && !loading) {
     if (lastTick !== null) {
       const realSeconds = Math.min(0.1, (time - lastTick) / 1000);
       const us = realSeconds * Number($('speed').value) * frame.delay_us;
       const t = performance.now();
-      attempt(() => sim.advance(us));
+      try {
+        sim.advance(us);
+      } catch (error) {
+        // The page's clock ends (its time limit): stop, and say so.
+        setPlaying(false);
+        report('stage', error);
+      }
       costs.advance += performance.now() - t;
     }
     lastTick = time;
@@ -320,36 +227,157 @@ function tick(time) {
   requestAnimationFrame(tick);
 }
 
+// ----- scenarios in and out -----
+
+// Checks `text` as a scenario and replays it in slices between frames, so a
+// long one never blocks the page; the cluster there is stays until it is done.
+function loadScenario(text, source, after = '') {
+  clear('scenario');
+  let next;
+  try {
+    next = WebSim.loadScenario(text);
+  } catch (error) {
+    report('scenario', `${source}: ${sentence(error)}${after}`);
+    return;
+  }
+  cancelLoading();
+  setPlaying(false);
+  loading = { sim: next, source, after, started: performance.now(), slices: 0, longest: 0 };
+  document.body.dataset.loading = 'true';
+  $('loading').hidden = false;
+  continueLoading(next);
+}
+
+function continueLoading(next) {
+  if (!loading || loading.sim !== next) return;
+  const t = performance.now();
+  let done;
+  try {
+    done = next.catchUp(SLICE);
+  } catch (error) {
+    const { source, after } = loading;
+    endLoading();
+    next.free();
+    report('scenario', `${source}: ${sentence(error)}${after}`);
+    return;
+  }
+  loading.slices++;
+  loading.longest = Math.max(loading.longest, performance.now() - t);
+  if (done) {
+    const { source, started, slices, longest } = loading;
+    loads.push({ ms: performance.now() - started, slices, longest_slice_ms: longest });
+    endLoading();
+    showSettings(JSON.parse(next.scenario()).settings);
+    replace(next);
+    status(`${source} is loaded.`);
+  } else {
+    const share = next.loaded();
+    setText('loading-text', `Replaying ${loading.source.replace(/^The /, 'the ')}: ${Math.round(share * 100)} %`);
+    $('loading-bar').value = share;
+    setTimeout(() => continueLoading(next), 0);
+  }
+}
+
+function endLoading() {
+  loading = null;
+  delete document.body.dataset.loading;
+  $('loading').hidden = true;
+}
+
+function cancelLoading() {
+  if (!loading) return;
+  loading.sim.free();
+  endLoading();
+  status('Loading cancelled: the cluster is as it was.');
+}
+
+// The scenario in the page's address; `atStart` when the page has just opened
+// (with a fresh cluster), else the address changed under an open page.
+function fromLink(atStart) {
+  if (!location.hash.startsWith('#s=')) return;
+  const instead = atStart === true ? ' A fresh cluster is shown instead.' : ' The cluster on the page is unchanged.';
+  let text;
+  try {
+    text = decodeURIComponent(location.hash.slice(3));
+  } catch {
+    report('scenario', `The link's scenario is damaged: a %-escape in it does not decode, as when a link is cut off or changed.${instead}`);
+    return;
+  }
+  loadScenario(text, "The link's scenario", instead);
+}
+
 function save() {
   const json = sim.scenario();
   $('scenario').value = json;
-  localStorage.setItem(STORE, json);
+  try {
+    localStorage.setItem(STORE, json);
+  } catch {
+    // A private window may refuse storage; the link still works.
+  }
   const link = `${location.origin}${location.pathname}#s=${encodeURIComponent(json)}`;
   $('share').href = link;
   history.replaceState(null, '', link);
+  status('Saved: the address bar and "link to share" rebuild this state.');
 }
 
-function load(json) {
-  const next = attempt(() => WebSim.fromScenario(json));
-  if (next) {
-    setPlaying(false);
-    // The module's settings, with the defaults a hand-written scenario leaves out.
-    showSettings(JSON.parse(next.scenario()).settings);
-    replace(next);
+function download() {
+  const text = `${sim.scenarioFile()}\n`;
+  const s = JSON.parse(text).settings;
+  const name = `bully-${s.algorithm}-n${s.n}-${Math.round(frame.now_us / frame.delay_us)}tm.json`;
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+  status(`Downloaded ${name}.`);
+}
+
+async function upload() {
+  const file = $('upload').files[0];
+  if (!file) return;
+  $('upload').value = '';
+  const source = `The file ${file.name}`;
+  if (file.size > limits.max_scenario_bytes) {
+    report('scenario', `${source} is ${file.size} bytes: a scenario file is at most ${limits.max_scenario_bytes} bytes (1 MiB)`);
+    return;
   }
+  let text;
+  try {
+    text = await file.text();
+  } catch (error) {
+    report('scenario', `${source} could not be read: ${sentence(error)}`);
+    return;
+  }
+  loadScenario(text, source);
+}
+
+// The same scenario with a majority quorum: the split brain disappears.
+function replayWithQuorum() {
+  const scenario = JSON.parse(sim.scenario());
+  scenario.settings.quorum = 'majority';
+  loadScenario(JSON.stringify(scenario), 'The same scenario with a majority quorum');
 }
 
 function presets() {
   const titles = WebSim.presetTitles().split('\n');
   titles.forEach((title, index) => {
     const button = document.createElement('button');
+    button.type = 'button';
     button.textContent = title;
     button.id = `preset-${index + 1}`;
     button.addEventListener('click', () => {
-      setPlaying(false);
-      const next = attempt(() => WebSim.preset(index + 1, JSON.stringify(settings())));
+      const checked = JSON.parse(WebSim.checkFields(JSON.stringify({ ...fields(), n: '6' })));
+      if (checked.errors) {
+        for (const { field, message } of checked.errors) report(field, message);
+        return;
+      }
+      const next = attempt('stage', () => WebSim.preset(index + 1, JSON.stringify(checked.settings)));
       if (next) {
-        $('n').value = 6;
+        cancelLoading();
+        $('n').value = '6';
         replace(next);
         setPlaying(true);
       }
@@ -358,73 +386,118 @@ function presets() {
   });
 }
 
-function wire() {
-  for (const id of ['n', 'algorithm', 'quorum', 'preemption', 'seed', 'loss']) {
-    $(id).addEventListener('change', newCluster);
+// ----- keyboard -----
+
+function keys(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target instanceof Element ? event.target : document.body;
+  if (event.key === 'Escape') {
+    picked = [];
+    showPicking();
+    dismiss();
+    return;
   }
+  // Typing in a field, or a key the focused control handles itself.
+  if (target.closest('textarea, select, input[type=text], input:not([type])')) return;
+  if (target.closest('#nodes .node') && (event.key === 'Enter' || event.key === ' ')) return;
+  if (event.key === ' ') {
+    if (target.closest('button, a, input, summary, .node')) return;
+    event.preventDefault();
+    togglePlay();
+    return;
+  }
+  const shortcut = { p: togglePlay, s: step, h: half, e: runToEnd, r: () => newCluster() }[event.key.toLowerCase()];
+  if (shortcut) {
+    event.preventDefault();
+    shortcut();
+  }
+}
+
+function wire() {
+  for (const id of FIELDS) $(id).addEventListener('change', newCluster);
   $('new-cluster').addEventListener('click', newCluster);
+  $('reset').addEventListener('click', newCluster);
   $('elect').addEventListener('click', () => {
-    const ids = $('initiators').value.split(/[\s,]+/).filter(Boolean).map(Number);
-    for (const node of ids) attempt(() => sim.act(JSON.stringify({ do: 'elect', node })));
+    attempt('initiators', () => sim.electAll($('initiators').value));
     refresh(true);
   });
   $('start-all').addEventListener('click', () => act({ do: 'start_all' }));
   $('isolate').addEventListener('click', () => {
-    if (picked.length) act({ do: 'isolate', group: picked });
+    if (picked.length) {
+      act({ do: 'isolate', group: picked });
+    } else {
+      report('stage', 'Pick the processes to isolate first: choose "isolate a group", then click them (or press Enter on them)');
+    }
     picked = [];
     showPicking();
+    refresh(false);
   });
   $('heal').addEventListener('click', () => act({ do: 'heal' }));
-  $('play').addEventListener('click', () => setPlaying(!playing));
-  $('step').addEventListener('click', () => {
-    setPlaying(false);
-    attempt(() => sim.stepMessage());
-    refresh(true);
-  });
-  $('half').addEventListener('click', () => {
-    setPlaying(false);
-    attempt(() => sim.advance(frame.delay_us / 2));
-    refresh(true);
-  });
-  $('run-end').addEventListener('click', () => {
-    setPlaying(false);
-    attempt(() => sim.runToEnd());
-    refresh(true);
-  });
-  const speedLabel = () => { $('speed-label').textContent = $('speed').value; };
+  $('play').addEventListener('click', togglePlay);
+  $('step').addEventListener('click', step);
+  $('half').addEventListener('click', half);
+  $('run-end').addEventListener('click', runToEnd);
+  const speedLabel = () => { $('speed-label').textContent = `${$('speed').value} T_M/s`; };
   $('speed').addEventListener('input', speedLabel);
   speedLabel();
   $('show-heartbeats').addEventListener('change', () => refresh(false));
   for (const radio of document.querySelectorAll('input[name=log]')) {
-    radio.addEventListener('change', drawLog);
+    radio.addEventListener('change', () => refresh(true));
   }
   for (const radio of document.querySelectorAll('input[name=mode]')) {
-    radio.addEventListener('change', () => { picked = []; showPicking(); });
+    radio.addEventListener('change', () => { picked = []; showPicking(); refresh(false); });
   }
   $('copy-log').addEventListener('click', () => navigator.clipboard?.writeText($('log').value));
   $('save').addEventListener('click', save);
+  $('download').addEventListener('click', download);
+  $('upload').addEventListener('change', upload);
   $('load').addEventListener('click', () => {
-    const json = $('scenario').value.trim() || localStorage.getItem(STORE);
-    if (json) load(json);
+    let text = $('scenario').value;
+    let source = 'The pasted scenario';
+    if (!text.trim()) {
+      try {
+        text = localStorage.getItem(STORE) || '';
+        source = 'The scenario saved in this browser';
+      } catch {
+        text = '';
+      }
+    }
+    loadScenario(text, source);
   });
+  $('loading-cancel').addEventListener('click', cancelLoading);
+  $('quorum-replay').addEventListener('click', replayWithQuorum);
+  $('notice-close').addEventListener('click', dismiss);
+  window.addEventListener('hashchange', () => fromLink(false));
+  document.addEventListener('keydown', keys);
 }
 
 async function main() {
-  await init();
+  try {
+    await init();
+  } catch (error) {
+    notify(`The simulator could not start in this browser: ${sentence(error)}`);
+    return;
+  }
+  limits = JSON.parse(WebSim.limits());
   wire();
   presets();
-  const shared = location.hash.startsWith('#s=') ? decodeURIComponent(location.hash.slice(3)) : null;
-  $('scenario').value = '';
-  if (shared) {
-    load(shared);
+  // A working cluster first, so that a bad link leaves the page usable and its
+  // error is not wiped by the fallback.
+  if (!newCluster()) {
+    showSettings({ n: 10, algorithm: 'classic', quorum: 'none', preemption: 'always', seed: 0, loss_percent: 0 });
+    newCluster();
   }
-  if (!sim) newCluster();
+  requestAnimationFrame(tick);
+  fromLink(true);
   // For tests and the curious: the module's own view of the page's cluster.
   window.bully = {
     frame: () => sim.frame(),
     scenario: () => sim.scenario(),
     // Messages drawn in the last frame (no call into the module).
     drawn: () => frame.flights.length,
+    // Scenarios loaded: milliseconds in all, slices, the longest slice.
+    loads: () => loads.slice(),
+    loading: () => loading !== null,
     // Milliseconds spent per refresh in each part, since the last call.
     costs: () => {
       const per = Object.fromEntries(Object.entries(costs).map(([k, v]) => [k, v / Math.max(1, costs.count)]));
@@ -434,7 +507,6 @@ async function main() {
     },
   };
   document.body.dataset.ready = 'true';
-  requestAnimationFrame(tick);
 }
 
 main();

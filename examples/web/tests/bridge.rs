@@ -1,5 +1,5 @@
 //! The bridge's Rust side against bully-core's simulator: the page's session runs
-//! the same simulation as the native code, counts what the seeds count, and a
+//! the same simulation as the native code, counts what the sources count, and a
 //! saved scenario comes back as it was.
 
 use bully_core::sim::{Simulation, scenario};
@@ -33,9 +33,12 @@ fn ten_processes_4_calls_the_election_51_messages_and_10_is_crowned() {
     assert_eq!(count(&frame, MessageKind::Election), 21);
     assert_eq!(count(&frame, MessageKind::Answer), 21);
     assert_eq!(count(&frame, MessageKind::Coordinator), 9);
-    let table = frame.table_1.expect("Table 1's setting");
-    assert_eq!((table.n, table.p, table.expected), (10, 4, 51));
-    assert_eq!(table.paper, None, "Table 1 has rows for P = 1 only");
+    let explained = frame.explanation.clone().expect("Table 1's setting");
+    assert!(explained.table_1);
+    assert!(explained.setting.contains("P = 4"));
+    assert_eq!(explained.rows.len(), 1, "Table 1 has rows for P = 1 only");
+    assert!(explained.rows[0].source.ends_with("equation (3)"));
+    assert_eq!((explained.rows[0].value, explained.measured), (51, 51));
     assert!(frame.nodes.iter().all(|node| node.follows == Some(10)));
     assert!(frame.nodes[3].initiator, "4 started it");
     assert!(
@@ -50,7 +53,9 @@ fn ten_processes_4_calls_the_election_51_messages_and_10_is_crowned() {
     assert!(session.run_to_end().unwrap());
     let frame = session.frame();
     assert_eq!(frame.agreed, Some(9));
-    assert_eq!(frame.table_1, None, "a failover is not Table 1's setting");
+    let explained = frame.explanation.expect("a failover is explained too");
+    assert!(!explained.table_1, "a failover is not Table 1's setting");
+    assert!(explained.title.contains("coordinator crashed"));
     assert_eq!(frame.violations, 0);
 }
 
@@ -61,14 +66,30 @@ fn modified_bully_from_4_of_10_sends_25_and_from_1_sends_table_1s_28() {
     assert!(session.run_to_end().unwrap());
     let frame = session.frame();
     assert_eq!((frame.agreed, frame.election_messages), (Some(10), 25));
-    assert_eq!(frame.table_1.unwrap().expected, 25);
+    let explained = frame.explanation.unwrap();
+    // Equation (1) gives 22; Figure 6's log (Elections to the lower processes too) 25.
+    let values: Vec<(u64, bool)> = explained
+        .rows
+        .iter()
+        .map(|r| (r.value, r.matches))
+        .collect();
+    assert_eq!(values, [(22, false), (25, true)]);
+    assert!(explained.rows[0].source.ends_with("equation (1)"));
+    assert!(explained.why.unwrap().contains("P − 1 = 3 Elections"));
 
     let mut session = Session::new(settings(10, AlgorithmChoice::Modified)).unwrap();
     session.act(Action::Elect { node: 1 }).unwrap();
     session.run_to_end().unwrap();
     let frame = session.frame();
     assert_eq!(frame.election_messages, 28);
-    assert_eq!(frame.table_1.unwrap().paper, Some(28));
+    let table_1 = frame.explanation.unwrap().rows.pop().unwrap();
+    assert_eq!(
+        (
+            table_1.source.ends_with("Table 1, row N = 10"),
+            table_1.value
+        ),
+        (true, 28)
+    );
 }
 
 /// What the page does, done directly on bully-core's simulator.

@@ -109,6 +109,8 @@ impl<'a> Runner<'a> {
             timing,
             relay: schedule.size > 1,
             other_secret: None,
+            missing_command: None,
+            child_settings: "",
             ports: Ports::Reserved,
         });
         for (id, &stop_ms) in (1..).zip(&schedule.stop_ms) {

@@ -38,9 +38,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !args.no_build {
         let built = site::build(&out)?;
         println!(
-            "built {} (module: {} bytes)",
+            "built {} (module: {} bytes, {} with brotli, {} with gzip)",
             built.dir.display(),
-            built.wasm_bytes
+            built.wasm_bytes,
+            built.wasm_compressed.brotli,
+            built.wasm_compressed.gzip
         );
     }
     if args.build_only {

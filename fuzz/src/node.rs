@@ -1,0 +1,293 @@
+//! The `node` target: one `Node` under an arbitrary configuration and inputs,
+//! checked after every input against the sans-IO contract (S2, S3, where it
+//! sends, how much it sends, when it next wants to be woken).
+
+mod input;
+mod lease;
+
+use std::time::Instant;
+
+use arbitrary::{Arbitrary, Result, Unstructured};
+use bully_core::{Event, FencingToken, Membership, Node, NodeId, Quorum, Role, Term};
+
+use self::input::{Input, config, exercise_config, member_list, node_input};
+use self::lease::{LeaseView, LeaseWatch};
+use super::tracing;
+
+/// Inputs one `node` run feeds.
+const MAX_INPUTS: usize = 512;
+
+/// One `Node` with an arbitrary valid configuration, fed an arbitrary sequence of
+/// inputs: messages from members, from itself and from strangers, with terms near
+/// its own or near `u64::MAX`; timeouts when due, early, late, or in the past;
+/// time running backwards; every command; restarts with and without the durable
+/// state.
+///
+/// After every input: the term and the highest accepted fencing token never
+/// decrease (within one incarnation; a durable restart keeps them), no leadership
+/// below that token is accepted, nothing is sent to the node itself or to a
+/// non-member, one input queues at most `members().len()` transmits, and
+/// `handle_timeout` at most that many per timer that had expired
+/// (`Node::expired_timers`; none at all, and no event, when none had), after
+/// `handle_timeout(now)` the next deadline is `None` or later than `now`, and
+/// `Node::exclusive_until` is set only while the node leads with a quorum,
+/// never reaches past the latest claim or heartbeat round it sent plus
+/// `Config::leader_lease`, and never moves back within one leadership.
+pub fn node(data: &[u8]) {
+    let _ = drive_node(&mut Unstructured::new(data));
+}
+
+/// What the target knows of the node under test, to check the next input against.
+struct Observed {
+    /// The latest instant fed to this incarnation.
+    clock: Option<Instant>,
+    term: Term,
+    highest: Option<FencingToken>,
+    /// What the node sent that its lease may be dated from.
+    lease: LeaseWatch,
+}
+
+impl Observed {
+    fn of(node: &Node) -> Observed {
+        Observed {
+            clock: None,
+            term: node.term(),
+            highest: node.highest_token(),
+            lease: LeaseWatch::default(),
+        }
+    }
+
+    /// The instant the node takes `now` for: time never runs backwards inside it.
+    fn feed(&mut self, now: Instant) -> Instant {
+        let now = self.clock.map_or(now, |clock| clock.max(now));
+        self.clock = Some(now);
+        now
+    }
+}
+
+/// What one input is allowed to queue: one message per member, per expired
+/// timer for a timeout.
+#[derive(Clone, Copy, Debug)]
+enum Bound {
+    Input,
+    Timeout { expired: usize },
+}
+
+fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
+    let members = member_list(u)?;
+    let id = if u.ratio(1, 16)? {
+        NodeId::arbitrary(u)?
+    } else {
+        *u.choose(&members)?
+    };
+    let config = config(u, &members)?;
+    let trace = tracing();
+    if trace {
+        eprintln!("node {id} of {members:?}: {config:?}");
+    }
+    exercise_config(&config, members.len());
+    let expected = Membership::new(members.iter().copied()).and_then(|membership| {
+        if !membership.ids().contains(&id) {
+            return Err(bully_core::ConfigError::MissingSelf(id));
+        }
+        config.validate_for(membership.ids())
+    });
+    let built = Node::new(id, members.iter().copied(), config.clone());
+    assert_eq!(
+        built.is_ok(),
+        expected.is_ok(),
+        "Node::new agrees with the validation: {built:?} vs {expected:?}"
+    );
+    let Ok(mut node) = built else {
+        return Ok(());
+    };
+    let mut now = Instant::now();
+    let mut seen = Observed::of(&node);
+    for _ in 0..MAX_INPUTS {
+        if u.is_empty() {
+            break;
+        }
+        let input = node_input(u, &node, now)?;
+        if trace {
+            eprintln!("  {input:?}");
+        }
+        let members_before = node.members().len();
+        let bound = match input {
+            Input::Message { from, message } => {
+                node.handle_message(seen.feed(now), from, message);
+                Bound::Input
+            }
+            Input::Timeout { at } => {
+                now = now.max(at);
+                let expired = timeout(&mut node, &mut seen, at);
+                Bound::Timeout { expired }
+            }
+            Input::Clock { to } => {
+                now = to;
+                continue;
+            }
+            Input::Start => {
+                node.start(seen.feed(now));
+                Bound::Input
+            }
+            Input::StartElection => {
+                node.start_election(seen.feed(now));
+                Bound::Input
+            }
+            Input::StepDown => {
+                let leading = node.role() == Role::Leader;
+                assert_eq!(node.step_down(seen.feed(now)), leading);
+                Bound::Input
+            }
+            Input::Suspect(member) => {
+                let result = node.suspect(seen.feed(now), member);
+                let known = member != node.id() && node.members().contains(&member);
+                assert_eq!(result.is_ok(), known, "suspect {member}: {result:?}");
+                Bound::Input
+            }
+            Input::AddMember(member) => {
+                let _ = node.add_member(seen.feed(now), member);
+                Bound::Input
+            }
+            Input::RemoveMember(member) => {
+                let _ = node.remove_member(seen.feed(now), member);
+                Bound::Input
+            }
+            Input::Restart { durable } => {
+                let state = node.durable_state();
+                let members = node.members().to_vec();
+                let restarted = if durable {
+                    Node::with_durable_state(id, members.clone(), config.clone(), state)
+                } else {
+                    Node::new(id, members.clone(), config.clone())
+                };
+                // Membership changes at runtime are not validated against the
+                // quorum (a removal can leave too few voters): a restart with the
+                // changed membership is refused as `validate_for` refuses it.
+                node = match restarted {
+                    Ok(node) => node,
+                    Err(error) => {
+                        assert_eq!(config.validate_for(&members), Err(error));
+                        continue;
+                    }
+                };
+                if durable {
+                    assert_eq!(node.durable_state(), state);
+                    // The term persisted; the accepted token lives in memory only,
+                    // and so does the lease.
+                    seen = Observed {
+                        highest: node.highest_token(),
+                        lease: LeaseWatch::default(),
+                        ..seen
+                    };
+                } else {
+                    seen = Observed::of(&node);
+                }
+                continue;
+            }
+            Input::Restore(state) => {
+                node.restore(state);
+                Bound::Input
+            }
+        };
+        check_outputs(&mut node, &mut seen, bound, members_before);
+    }
+    Ok(())
+}
+
+/// `handle_timeout(at)`, returning how many timers had expired.
+fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) -> usize {
+    let now = seen.feed(at);
+    let expired = node.expired_timers(now);
+    assert_eq!(
+        expired == 0,
+        node.poll_timeout().is_none_or(|next| next > now),
+        "expired_timers({now:?}) is {expired} with the next deadline at {:?}",
+        node.poll_timeout()
+    );
+    node.handle_timeout(now);
+    assert!(
+        node.poll_timeout().is_none_or(|next| next > now),
+        "after handle_timeout(now) the next deadline lies ahead: {:?} <= {:?}",
+        node.poll_timeout(),
+        now
+    );
+    expired
+}
+
+fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_before: usize) {
+    let fan_out = members_before.max(node.members().len());
+    let limit = match bound {
+        Bound::Input => fan_out,
+        Bound::Timeout { expired } => fan_out * expired,
+    };
+    // The instant the node took this input at (`restore` takes none, and sends
+    // nothing).
+    let now = seen.clock;
+    if let Some(now) = now.filter(|_| members_before == 1 || node.members().len() == 1) {
+        seen.lease.alone(now);
+    }
+    let mut sent = 0;
+    while let Some(transmit) = node.poll_transmit() {
+        if tracing() {
+            eprintln!("    -> {transmit:?}");
+        }
+        sent += 1;
+        if let Some(now) = now {
+            seen.lease.sent(&transmit.message, now);
+        }
+        assert_ne!(transmit.to, node.id(), "sent to itself: {transmit:?}");
+        assert!(
+            node.members().contains(&transmit.to),
+            "sent to a non-member: {transmit:?}"
+        );
+    }
+    assert!(
+        sent <= limit,
+        "one input queued {sent} transmits, more than {limit} ({bound:?}, {fan_out} members)"
+    );
+    let floor = seen.highest;
+    while let Some(event) = node.poll_event() {
+        assert!(
+            !matches!(bound, Bound::Timeout { expired: 0 }),
+            "handle_timeout with no timer expired emitted {event:?}"
+        );
+        if let Event::LeaderElected { leader, term } = event {
+            let token = FencingToken { term, leader };
+            assert!(
+                floor.is_none_or(|floor| token >= floor),
+                "S3: accepted {token:?} below {floor:?}"
+            );
+        }
+    }
+    assert!(
+        node.term() >= seen.term,
+        "S2: term went from {} to {}",
+        seen.term,
+        node.term()
+    );
+    assert!(
+        node.highest_token() >= seen.highest,
+        "S2: accepted token went from {:?} to {:?}",
+        seen.highest,
+        node.highest_token()
+    );
+    if let (Some(leader), Some(floor)) = (node.leader(), floor) {
+        assert!(
+            leader.token() >= floor,
+            "S3: follows {leader} below {floor:?}"
+        );
+    }
+    let leading = node
+        .leader()
+        .filter(|leader| leader.id == node.id() && node.role() == Role::Leader)
+        .map(|leader| leader.term);
+    seen.lease.check(LeaseView {
+        leading,
+        quorum: node.config().quorum() != Quorum::None,
+        until: node.exclusive_until(),
+        lease: node.config().leader_lease(),
+    });
+    seen.term = node.term();
+    seen.highest = node.highest_token();
+}

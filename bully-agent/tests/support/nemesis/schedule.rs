@@ -19,6 +19,10 @@ use rand_chacha::ChaCha8Rng;
 /// The cluster sizes a schedule draws from.
 pub(crate) const SIZES: [u64; 6] = [1, 2, 3, 4, 5, 7];
 
+/// The most [`Action::KillJob`] steps in one schedule: fewer than the agent's
+/// `child.failure_limit` (3), which the nemesis configures.
+pub(crate) const MAX_JOBS_KILLED: usize = 2;
+
 /// A link fault at the relay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cut {
@@ -309,7 +313,11 @@ impl Schedule {
             let fault = if heal {
                 None
             } else {
-                draw_fault(&mut rng, &model, grace_ms)
+                let killed = steps
+                    .iter()
+                    .filter(|step: &&Step| matches!(step.action, Action::KillJob(_)))
+                    .count();
+                draw_fault(&mut rng, &model, grace_ms, killed)
             };
             let action = match fault {
                 Some((action, new)) => {
@@ -364,6 +372,7 @@ fn draw_fault(
     rng: &mut ChaCha8Rng,
     model: &Model,
     grace_ms: u64,
+    jobs_killed: usize,
 ) -> Option<(Action, Option<Active>)> {
     // Kinds with weights: process faults, the highest's restart, the command
     // killed, and (in clusters with links) a cut.
@@ -405,6 +414,11 @@ fn draw_fault(
         }
         3 => target(rng, model).map(|id| (Action::PauseAgent(id), Some(Active::AgentPaused(id)))),
         4 => target(rng, model).map(|id| (Action::PauseTree(id), Some(Active::TreePaused(id)))),
+        // At most [`MAX_JOBS_KILLED`]: the agent's back-off counts a command
+        // that ends by itself within a second as a failure, and steps aside
+        // for seconds after three in a row (`child.failure_limit`), which a
+        // schedule must not confuse with a failover.
+        5 if jobs_killed >= MAX_JOBS_KILLED => None,
         5 => {
             let signal = if rng.random_bool(0.5) {
                 JobSignal::Kill
@@ -536,9 +550,16 @@ mod tests {
     fn every_schedule_heals_what_it_breaks_and_only_starts_what_is_down() {
         let mut sizes = BTreeSet::new();
         let mut kinds = BTreeSet::new();
+        let mut most_killed = 0;
         for seed in 0..2_000 {
             let schedule = Schedule::draw(seed, 200);
             sizes.insert(schedule.size);
+            let killed = schedule
+                .steps
+                .iter()
+                .filter(|step| matches!(step.action, Action::KillJob(_)))
+                .count();
+            most_killed = most_killed.max(killed);
             assert_eq!(
                 schedule.stop_ms.len(),
                 usize::try_from(schedule.size).unwrap()
@@ -584,6 +605,7 @@ mod tests {
             );
         }
         assert_eq!(sizes, BTreeSet::from(SIZES));
+        assert!(most_killed <= MAX_JOBS_KILLED);
         assert_eq!(kinds.len(), 11, "every kind of step is drawn");
     }
 

@@ -182,6 +182,10 @@ impl Node {
         if matches!(self.phase, Phase::Claiming { .. }) {
             self.phase = Phase::Idle;
             self.arm_leader_timeout(now);
+            // It won an election and could not gather a quorum: perhaps it does
+            // not reach one. A probe tells it, and its replies then tell the
+            // members (a ring that passes it its token would elect it again).
+            self.start_probe(now, false);
         }
     }
 

@@ -439,6 +439,23 @@ impl Node {
         }
     }
 
+    /// Whether heartbeat round `number` of this leadership has been acknowledged
+    /// by a quorum (round 0, the claim, always has; so has every round without a
+    /// quorum gate, where nothing is acknowledged).
+    pub(super) fn round_has_quorum(&self, number: u64) -> bool {
+        let Some(quorum) = self.quorum() else {
+            return true;
+        };
+        if number == 0 {
+            return true;
+        }
+        let own = usize::from(self.members.is_voter(self.id));
+        self.gate
+            .rounds
+            .iter()
+            .any(|slot| slot.number == number && slot.acks + own >= quorum)
+    }
+
     /// Records heartbeat round `round` sent at `now`.
     pub(super) fn record_round(&mut self, now: Instant) {
         self.round += 1;

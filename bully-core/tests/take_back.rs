@@ -28,7 +28,7 @@ fn configs(algorithm: Algorithm) -> [(&'static str, Config); 2] {
     let agent = library
         .clone()
         .with_heartbeat_interval(Duration::from_millis(200))
-        .with_leader_timeout(Duration::from_millis(2_000))
+        .with_leader_timeout(Duration::from_millis(3_000))
         .with_max_message_delay(Duration::from_millis(50))
         .with_max_processing_time(Duration::from_millis(20))
         .with_resign_delay(Duration::from_millis(1_250));

@@ -30,7 +30,7 @@ use rand_chacha::ChaCha8Rng;
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
 /// The library's default timings, and the agent's (`bully-agent/src/config.rs`:
-/// 200 ms heartbeats, 2 s leader timeout, 50 ms message delay, 20 ms processing,
+/// 200 ms heartbeats, 3 s leader timeout, 50 ms message delay, 20 ms processing,
 /// and the resign delay of its default 1 s grace period plus 250 ms).
 fn configs(algorithm: Algorithm) -> [(&'static str, Config); 2] {
     let library = Config::default()
@@ -39,7 +39,7 @@ fn configs(algorithm: Algorithm) -> [(&'static str, Config); 2] {
     let agent = library
         .clone()
         .with_heartbeat_interval(Duration::from_millis(200))
-        .with_leader_timeout(Duration::from_millis(2_000))
+        .with_leader_timeout(Duration::from_millis(3_000))
         .with_max_message_delay(Duration::from_millis(50))
         .with_max_processing_time(Duration::from_millis(20))
         .with_resign_delay(Duration::from_millis(1_250));

@@ -18,25 +18,13 @@
 //! sample before. The first start of each run is not a restart.
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::Duration;
 
 use bully_core::sim::{LinkConfig, Simulation};
-use bully_core::{Algorithm, Config, NodeId, Quorum};
-
-/// The agent's default timings (`bully-agent/src/config.rs`), its default
-/// margin (a 1 s grace period and 250 ms), and its resign delay (the margin).
-fn agent_defaults(algorithm: Algorithm) -> (Config, Duration) {
-    let margin = Duration::from_millis(1_250);
-    let config = Config::default()
-        .with_algorithm(algorithm)
-        .with_quorum(Quorum::Majority)
-        .with_heartbeat_interval(Duration::from_millis(200))
-        .with_leader_timeout(Duration::from_millis(3_000))
-        .with_max_message_delay(Duration::from_millis(50))
-        .with_max_processing_time(Duration::from_millis(20))
-        .with_resign_delay(margin);
-    (config, margin)
-}
+use bully_core::{Config, NodeId, Quorum};
+use support::{AGENT_MARGIN, ALGORITHMS, agent_timings};
 
 /// Work restarts in `minutes` of 30 % loss after the cluster settled.
 fn restarts(config: &Config, margin: Duration, n: u64, seed: u64, minutes: u64) -> u64 {
@@ -73,8 +61,8 @@ fn under_thirty_percent_loss_the_work_restarts_at_most_once_a_minute() {
         .and_then(|value| value.parse::<u64>().ok())
         .map_or(3, |seeds| (seeds / 256).clamp(3, 40));
     let minutes = 10;
-    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
-        let (config, margin) = agent_defaults(algorithm);
+    for algorithm in ALGORITHMS {
+        let (config, margin) = (agent_timings(algorithm), AGENT_MARGIN);
         for n in [3, 5, 7] {
             let total: u64 = (0..runs)
                 .map(|seed| restarts(&config, margin, n, seed, minutes))

@@ -32,6 +32,8 @@ pub enum Report {
     Exited(i32),
     /// The supervisor is gone without saying how the command ended.
     Gone,
+    /// The lease deadline passed before the command could start: it did not.
+    Expired,
 }
 
 /// One run of the command under its supervisor.
@@ -54,6 +56,7 @@ impl Supervised {
         cluster: ClusterId,
         grace: Duration,
         cgroup: Option<&Cgroup>,
+        until: Option<std::time::Instant>,
     ) -> io::Result<Supervised> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         ours.set_nonblocking(true)?;
@@ -64,6 +67,11 @@ impl Supervised {
             .arg(grace.as_millis().to_string());
         if let Some(cgroup) = cgroup {
             supervisor.arg("--cgroup").arg(cgroup.path());
+        }
+        if let Some(until) = until {
+            supervisor
+                .arg("--until")
+                .arg(to_monotonic(until).to_string());
         }
         let supervisor = supervisor
             .arg("--")
@@ -117,6 +125,9 @@ impl Supervised {
                     if let Some(code) = line.strip_prefix("exited ").and_then(|c| c.parse().ok()) {
                         return Report::Exited(code);
                     }
+                    if line == "expired" {
+                        return Report::Expired;
+                    }
                     if let Some(error) = line.strip_prefix("failed ") {
                         tracing::error!(%error, "the command could not be started");
                         return Report::Exited(127);
@@ -132,6 +143,10 @@ impl Supervised {
         loop {
             match self.next_report().await {
                 Report::Started(_) => {}
+                Report::Expired => {
+                    let _ = self.supervisor.wait().await;
+                    return 0;
+                }
                 Report::Exited(code) => {
                     let _ = self.supervisor.wait().await;
                     return code;
@@ -145,6 +160,12 @@ impl Supervised {
                 }
             }
         }
+    }
+
+    /// Waits for the supervisor to exit, after it said it did not start the
+    /// command (`Report::Expired`).
+    pub async fn reap(&mut self) {
+        let _ = self.supervisor.wait().await;
     }
 
     /// Stops the command (SIGTERM, the grace period, SIGKILL) and waits for it.

@@ -14,7 +14,7 @@
 //!
 //! [timing]
 //! heartbeat_ms = 200
-//! leader_timeout_ms = 2000
+//! leader_timeout_ms = 3000
 //!
 //! [child]
 //! grace_ms = 1000             # SIGTERM, then SIGKILL this much later (100 or more)
@@ -132,8 +132,14 @@ impl Timing {
     fn heartbeat_ms() -> u64 {
         200
     }
+    /// Three seconds: the lease (the leader timeout less a message delay) then
+    /// outlasts the default lease margin (the 1 s grace period and 250 ms) by
+    /// about 1.6 s, eight heartbeat intervals, so that under 30 % loss on every
+    /// link a lease lapses, and the job restarts, less than once a minute
+    /// (`bully-core/tests/lossy_lease.rs`); with 2 s it lapsed about four times a
+    /// minute among three members.
     fn leader_timeout_ms() -> u64 {
-        2000
+        3000
     }
     fn max_message_delay_ms() -> u64 {
         50

@@ -93,6 +93,10 @@ enum Command {
         /// The job's cgroup (without one, the supervisor is the subreaper).
         #[arg(long)]
         cgroup: Option<PathBuf>,
+        /// The lease deadline as the agent knew it (CLOCK_MONOTONIC
+        /// nanoseconds): the command does not start past it.
+        #[arg(long)]
+        until: Option<u128>,
         /// The command.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
         Command::Supervise {
             grace_ms,
             cgroup,
+            until,
             command,
         } => {
             init_logging("warn").expect("a fixed filter");
@@ -151,6 +156,7 @@ fn main() -> ExitCode {
                         .block_on(supervisor::supervise(
                             Duration::from_millis(grace_ms),
                             cgroup,
+                            until,
                             command,
                         ))
                         .map_err(|error| format!("supervisor: {error}"))

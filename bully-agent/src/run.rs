@@ -302,6 +302,17 @@ impl Run<'_> {
         let token = leadership.token();
         let policy = settings.child;
         loop {
+            let expired = leadership
+                .deadline()
+                .is_some_and(|deadline| deadline <= std::time::Instant::now());
+            if !leadership.is_current() || expired {
+                // The permission ran out (the agent was paused, say, in its
+                // restart delay, and the driver has not ended the leadership
+                // yet): the command must not start under it again.
+                tracing::info!("the leadership's lease ran out before the command could start");
+                leadership.ended().await;
+                return Outcome::Ended;
+            }
             tracing::info!(token = %format_token(token), "leading: starting the command");
             let started = std::time::Instant::now();
             let cgroup = match self.containment.open_for_run() {
@@ -314,6 +325,7 @@ impl Run<'_> {
                 settings.cluster,
                 policy.grace,
                 cgroup.as_ref(),
+                leadership.deadline(),
             ) {
                 Ok(child) => child,
                 Err(error) => {
@@ -431,6 +443,11 @@ async fn watch(
                 }
                 Report::Exited(code) => break Stop::Exited(code),
                 Report::Gone => break Stop::Exited(child.exited().await),
+                // Not started: the lease had run out. The leadership ends next.
+                Report::Expired => {
+                    child.reap().await;
+                    return (Stop::LeadershipEnded, 0);
+                }
             },
         }
     };

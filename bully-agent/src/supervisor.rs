@@ -24,7 +24,9 @@
 //! The protocol, one line each way:
 //! - agent to supervisor: `until <CLOCK_MONOTONIC nanoseconds>`, `until none`, `stop`;
 //! - supervisor to agent: `pid <command's pid>`, `exited <status>` (the exit code,
-//!   or 128 + the signal number), after which it exits with that status.
+//!   or 128 + the signal number), after which it exits with that status; or
+//!   `expired` instead of starting the command, when the deadline the agent gave
+//!   on the command line (`--until`) has passed already.
 //!
 //! The command is started through one more re-execution, `bully-agent exec-child`,
 //! which asks the kernel to SIGKILL it should the supervisor die
@@ -117,6 +119,7 @@ enum StopReason {
 pub async fn supervise(
     grace: Duration,
     cgroup: Option<PathBuf>,
+    until: Option<u128>,
     command: Vec<OsString>,
 ) -> io::Result<i32> {
     let control = std::os::unix::net::UnixStream::from(io::stdin().as_fd().try_clone_to_owned()?);
@@ -142,6 +145,14 @@ pub async fn supervise(
             return Ok(127);
         }
     };
+    if until.is_some_and(|until| until <= monotonic_now()) {
+        // The lease deadline the agent knew has passed already (the agent was
+        // paused, or starved, between its check and this start): the command
+        // must not start under a leadership that may have ended.
+        tree.remove();
+        let _ = write.write_all(b"expired\n").await;
+        return Ok(0);
+    }
     // Through `exec-child`, so that the command dies with this process. The
     // death signal is tied to the thread that spawns it: this one, the runtime's
     // only thread (`main` runs the supervisor on a current-thread runtime).
@@ -174,7 +185,8 @@ pub async fn supervise(
     // The agent may be gone already; the checks below notice.
     let _ = write.write_all(format!("pid {pid}\n").as_bytes()).await;
 
-    let mut deadline: Option<Instant> = None;
+    let mut deadline: Option<Instant> =
+        until.and_then(|until| parse_until(&format!("until {until}")).flatten());
     let reason = loop {
         tokio::select! {
             status = child.wait() => {

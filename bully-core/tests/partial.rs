@@ -26,7 +26,7 @@ fn placements(scenario: Scenario) -> &'static [Placement] {
 
 #[test]
 fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial_partition() {
-    for algorithm in [Algorithm::Classic, Algorithm::Modified] {
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
         let config = Config::default()
             .with_algorithm(algorithm)
             .with_quorum(Quorum::Majority);
@@ -46,9 +46,15 @@ fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial
                     // every seed, not only the median), 95 % of the window with one,
                     // terms +3 at most, one agreed leader within the failover bound
                     // after the heal.
+                    // The ring's token skips a cut link only after an answer
+                    // timeout at each dead hop: it is held to 2 s and 90 %.
+                    let (stable_goal, availability_goal) = match algorithm {
+                        Algorithm::Ring => (Duration::from_secs(2), 0.90),
+                        _ => (Duration::from_secs(1), 0.95),
+                    };
                     let stable = report.time_to_stable.expect("a stable leader");
-                    assert!(stable <= Duration::from_secs(1), "{what}");
-                    assert!(report.availability >= 0.95, "{what}");
+                    assert!(stable <= stable_goal, "{what}");
+                    assert!(report.availability >= availability_goal, "{what}");
                     assert!(report.term_growth <= 3, "{what}");
                     let bound = config.failover_bound(scenario.members() as usize);
                     let healed = report.after_heal.expect("agreement after the heal");

@@ -13,27 +13,13 @@
 //! yield (a claim to it alone), whose resignation releases the promise.
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::Duration;
 
+use bully_core::NodeId;
 use bully_core::sim::Simulation;
-use bully_core::{Algorithm, Config, NodeId, Quorum};
-
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
-
-/// The library's default timings, and `bully-agent`'s.
-fn configs(algorithm: Algorithm) -> [(&'static str, Config); 2] {
-    let library = Config::default()
-        .with_algorithm(algorithm)
-        .with_quorum(Quorum::Majority);
-    let agent = library
-        .clone()
-        .with_heartbeat_interval(Duration::from_millis(200))
-        .with_leader_timeout(Duration::from_millis(2_000))
-        .with_max_message_delay(Duration::from_millis(50))
-        .with_max_processing_time(Duration::from_millis(20))
-        .with_resign_delay(Duration::from_millis(1_250));
-    [("library timings", library), ("agent timings", agent)]
-}
+use support::{ALGORITHMS, both_timings};
 
 /// A fault that keeps the highest member from leading.
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +82,7 @@ fn apply(sim: &mut Simulation, fault: Fault, n: u64) {
 fn the_highest_member_leads_again_within_the_failover_bound_after_any_heal() {
     let mut slowest = Duration::ZERO;
     for algorithm in ALGORITHMS {
-        for (timings, config) in configs(algorithm) {
+        for (timings, config) in both_timings(algorithm) {
             for n in 3..=7u64 {
                 for fault in FAULTS {
                     let context = format!("{algorithm:?}, {timings}, {n} members, {fault:?}");

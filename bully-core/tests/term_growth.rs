@@ -19,32 +19,14 @@
 //! default timings and with `bully-agent`'s.
 #![cfg(feature = "sim")]
 
-use std::time::Duration;
+mod support;
 
 use bully_core::sim::Simulation;
-use bully_core::{Algorithm, Config, NodeId, Quorum, Term};
+use bully_core::{NodeId, Term};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
-
-/// The library's default timings, and the agent's (`bully-agent/src/config.rs`:
-/// 200 ms heartbeats, 2 s leader timeout, 50 ms message delay, 20 ms processing,
-/// and the resign delay of its default 1 s grace period plus 250 ms).
-fn configs(algorithm: Algorithm) -> [(&'static str, Config); 2] {
-    let library = Config::default()
-        .with_algorithm(algorithm)
-        .with_quorum(Quorum::Majority);
-    let agent = library
-        .clone()
-        .with_heartbeat_interval(Duration::from_millis(200))
-        .with_leader_timeout(Duration::from_millis(2_000))
-        .with_max_message_delay(Duration::from_millis(50))
-        .with_max_processing_time(Duration::from_millis(20))
-        .with_resign_delay(Duration::from_millis(1_250));
-    [("library timings", library), ("agent timings", agent)]
-}
+use support::{ALGORITHMS, both_timings};
 
 fn seeds() -> u64 {
     std::env::var("BULLY_SIM_SEEDS")
@@ -67,7 +49,7 @@ fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
     // The highest term a boot of each size ended at.
     let mut highest = [0u64; 8];
     for algorithm in ALGORITHMS {
-        for (timings, config) in configs(algorithm) {
+        for (timings, config) in both_timings(algorithm) {
             for n in 1..=7u64 {
                 for seed in 0..runs {
                     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -110,7 +92,7 @@ fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
 fn a_partition_and_its_heal_raise_the_term_by_at_most_two_per_side() {
     let mut most = 0;
     for algorithm in ALGORITHMS {
-        for (timings, config) in configs(algorithm) {
+        for (timings, config) in both_timings(algorithm) {
             for n in 3..=7u64 {
                 for minority in 1..=(n - 1) / 2 {
                     for leader_cut_off in [true, false] {

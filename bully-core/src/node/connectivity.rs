@@ -250,7 +250,7 @@ impl Node {
                 .is_none_or(|until| now >= until)
     }
 
-    fn start_probe(&mut self, now: Instant, stand: bool) {
+    pub(super) fn start_probe(&mut self, now: Instant, stand: bool) {
         if let Some(probe) = self.connectivity.probe.as_mut() {
             probe.stand |= stand;
             probe.takeover |= self.connectivity.taking_over;
@@ -453,6 +453,11 @@ impl Node {
             return;
         }
         if !probe.stand {
+            if !reaches_quorum {
+                // It knows now that it is cut off: it says so until it may probe
+                // again (see `known_unconnected`), backing off as a failed stand.
+                self.back_off(now, &probe);
+            }
             if self.leader.is_none() && !self.timers.is_armed(Timer::LeaderTimeout) {
                 // Leaderless and idle: something must move it on.
                 self.arm_leader_timeout(now);
@@ -482,6 +487,20 @@ impl Node {
             return;
         }
         // It may not stand: nothing moves, and it asks again later.
+        let backoff = self.back_off(now, &probe);
+        if self.leader.is_none() {
+            let wait = backoff.max(
+                self.config
+                    .leader_timeout_at_rank(self.members.rank_below(None)),
+            );
+            self.timers
+                .set(Timer::LeaderTimeout, Self::after(now, wait));
+        }
+    }
+
+    /// A probe did not let this node stand: it waits before the next, longer
+    /// after each failure. Returns the wait.
+    fn back_off(&mut self, now: Instant, probe: &Probe) -> Duration {
         self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
         // A member that follows a lower leader it would replace (it was cut off
         // from a quorum) is the one to take over when the network heals, and
@@ -497,14 +516,7 @@ impl Node {
         };
         let backoff = self.config.leader_timeout().saturating_mul(1 << doublings);
         self.connectivity.quiet_until = Some(Self::after(now, backoff));
-        if self.leader.is_none() {
-            let wait = backoff.max(
-                self.config
-                    .leader_timeout_at_rank(self.members.rank_below(None)),
-            );
-            self.timers
-                .set(Timer::LeaderTimeout, Self::after(now, wait));
-        }
+        backoff
     }
 
     /// Answers the Elections that waited for the probe's verdict, newest first:
@@ -548,9 +560,18 @@ impl Node {
     }
 
     /// Whether a fresh probe found that this node does not reach a quorum.
+    ///
+    /// The verdict holds a leader timeout, or while the member backs off before
+    /// probing again (it will not learn otherwise before then): a member cut off
+    /// from a quorum keeps saying so, and a ring keeps it off its active list.
     pub(super) fn known_unconnected(&self, now: Instant) -> bool {
         self.connectivity.verdict.is_some_and(|verdict| {
-            !verdict.reaches_quorum && now < Self::after(verdict.at, self.config.leader_timeout())
+            let fresh = now < Self::after(verdict.at, self.config.leader_timeout());
+            let backing_off = self
+                .connectivity
+                .quiet_until
+                .is_some_and(|until| verdict.at < until && now < until);
+            !verdict.reaches_quorum && (fresh || backing_off)
         })
     }
 

@@ -391,6 +391,8 @@ impl Node {
         let Some(term) = self.leadership_term() else {
             return;
         };
+        // With a quorum: was the round before this one acknowledged in time?
+        let renewed = self.round_has_quorum(self.round);
         self.record_round(now);
         let round = self.round;
         for index in 0..self.members.len() {
@@ -399,10 +401,17 @@ impl Node {
                 self.send(to, Message::Heartbeat { term, round });
             }
         }
-        self.timers.set(
-            Timer::Heartbeat,
-            Self::after(now, self.config.heartbeat_interval()),
-        );
+        let mut interval = self.config.heartbeat_interval();
+        if !renewed {
+            // The last round's acknowledgements were lost (or are late): the
+            // lease is no longer renewed every interval, so the next round goes
+            // a round trip after this one, until a round is acknowledged again.
+            // On a lossy network the lease then lapses far more rarely, at the
+            // cost of rounds only while acknowledgements go missing.
+            interval = interval.min(self.config.round_trip());
+        }
+        self.timers
+            .set(Timer::Heartbeat, Self::after(now, interval));
     }
 
     /// (Re)arms the failure detector: suspect the leader after this node's

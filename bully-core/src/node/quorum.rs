@@ -182,6 +182,10 @@ impl Node {
         if matches!(self.phase, Phase::Claiming { .. }) {
             self.phase = Phase::Idle;
             self.arm_leader_timeout(now);
+            // It won an election and could not gather a quorum: perhaps it does
+            // not reach one. A probe tells it, and its replies then tell the
+            // members (a ring that passes it its token would elect it again).
+            self.start_probe(now, false);
         }
     }
 
@@ -433,6 +437,23 @@ impl Node {
         if extended {
             self.arm_lease_timer();
         }
+    }
+
+    /// Whether heartbeat round `number` of this leadership has been acknowledged
+    /// by a quorum (round 0, the claim, always has; so has every round without a
+    /// quorum gate, where nothing is acknowledged).
+    pub(super) fn round_has_quorum(&self, number: u64) -> bool {
+        let Some(quorum) = self.quorum() else {
+            return true;
+        };
+        if number == 0 {
+            return true;
+        }
+        let own = usize::from(self.members.is_voter(self.id));
+        self.gate
+            .rounds
+            .iter()
+            .any(|slot| slot.number == number && slot.acks + own >= quorum)
     }
 
     /// Records heartbeat round `round` sent at `now`.

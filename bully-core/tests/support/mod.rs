@@ -1,0 +1,40 @@
+//! What bully-core's tests share: the timings the claims are stated for.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use bully_core::{Algorithm, Config, Quorum};
+
+/// The three algorithms, in the order the tests report them.
+pub(crate) const ALGORITHMS: [Algorithm; 3] =
+    [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
+
+/// `bully-agent`'s default margin before the lease: its 1 s grace period and
+/// 250 ms (`bully-agent/src/config.rs`); also its resign delay.
+pub(crate) const AGENT_MARGIN: Duration = Duration::from_millis(1_250);
+
+/// `algorithm` with a majority quorum and `bully-agent`'s default timings:
+/// 200 ms heartbeats, a 3 s leader timeout, 50 ms message delay, 20 ms
+/// processing, and its resign delay.
+pub(crate) fn agent_timings(algorithm: Algorithm) -> Config {
+    Config::default()
+        .with_algorithm(algorithm)
+        .with_quorum(Quorum::Majority)
+        .with_heartbeat_interval(Duration::from_millis(200))
+        .with_leader_timeout(Duration::from_millis(3_000))
+        .with_max_message_delay(Duration::from_millis(50))
+        .with_max_processing_time(Duration::from_millis(20))
+        .with_resign_delay(AGENT_MARGIN)
+}
+
+/// The library's default timings and the agent's, each with a majority quorum
+/// and named for the tests' messages.
+pub(crate) fn both_timings(algorithm: Algorithm) -> [(&'static str, Config); 2] {
+    let library = Config::default()
+        .with_algorithm(algorithm)
+        .with_quorum(Quorum::Majority);
+    [
+        ("library timings", library),
+        ("agent timings", agent_timings(algorithm)),
+    ]
+}

@@ -27,7 +27,10 @@
 //!   ports and directory (2 by default, for two cores).
 //!
 //! The seeds are drawn from the clock and printed, so every run searches new
-//! schedules.
+//! schedules. A failing schedule keeps its directory (configurations, the
+//! agents' logs, the child log); `BULLY_KEEP_TEST_DIR=1` keeps every one, and
+//! `BULLY_AGENT_TEST_LOG=info,bully_tokio=debug` adds the elections to the
+//! agents' logs.
 
 mod support;
 

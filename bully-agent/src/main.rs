@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use bully_agent::{config, run, status, supervisor};
 use clap::{Parser, Subcommand};
+use nix::sys::signal::{SigSet, Signal};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
@@ -103,8 +104,19 @@ enum Command {
     },
 }
 
+/// The signals `run` handles; blocked from the first instruction until its
+/// handlers are in (see `start`).
+fn early_signals() -> SigSet {
+    SigSet::from_iter([Signal::SIGTERM, Signal::SIGINT])
+}
+
 fn main() -> ExitCode {
+    // Blocking can only fail for an invalid argument: then they stay unblocked.
+    let _ = early_signals().thread_block();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run { .. }) {
+        let _ = early_signals().thread_unblock();
+    }
     let result = match cli.command {
         Command::Run {
             config,
@@ -186,9 +198,21 @@ fn start(
                 .to_owned(),
         );
     }
+    // SIGTERM and SIGINT wait (blocked since `main` began, pending) until their
+    // handlers are in: one that came while the agent starts would otherwise
+    // kill it with status 143. The runtime's threads, made below, inherit the
+    // mask, so the signals go to this thread, which unblocks them once the
+    // handlers are installed (children start with an empty mask: std resets it).
+    let early = early_signals();
     init_logging(log)?;
-    let settings = config::load(path).map_err(|error| error.to_string())?;
-    runtime()?.block_on(run::run(settings, command))
+    runtime()?.block_on(async {
+        let signals = run::Signals::new().map_err(|error| error.to_string())?;
+        early
+            .thread_unblock()
+            .map_err(|error| format!("cannot unblock signals: {error}"))?;
+        let settings = config::load(path).map_err(|error| error.to_string())?;
+        run::run(settings, command, signals).await
+    })
 }
 
 fn show_status(

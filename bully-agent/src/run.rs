@@ -41,7 +41,11 @@ pub const EXIT_STATE_WRITE_FAILED: i32 = 74;
 /// Runs the agent until SIGTERM or SIGINT (status 0), or until the command exits
 /// under `on_exit = "exit"` (its status). Errors before the node starts leave
 /// nothing bound and no command started.
-pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, String> {
+pub async fn run(
+    settings: Settings,
+    command: Vec<OsString>,
+    signals: Signals,
+) -> Result<i32, String> {
     if settings.config.quorum() == Quorum::None {
         tracing::warn!(
             "quorum = \"none\": a leader cut off from the others keeps running the command \
@@ -60,7 +64,7 @@ pub async fn run(settings: Settings, command: Vec<OsString>) -> Result<i32, Stri
     );
     let containment =
         Containment::prepare(&settings.containment, &settings.data_dir, &name).await?;
-    serve(&settings, &command, &data, &containment).await
+    serve(&settings, &command, &data, &containment, signals).await
 }
 
 /// The rest of the run, once the data directory is locked and the job's
@@ -70,6 +74,7 @@ async fn serve(
     command: &[OsString],
     data: &DataDir,
     containment: &Containment,
+    signals: Signals,
 ) -> Result<i32, String> {
     let stored = data.load().map_err(|error| error.to_string())?;
     // A higher incarnation than any run before, or the peers refuse this run's
@@ -116,7 +121,6 @@ async fn serve(
     let transport = UdpTransport::bind(own, codec, settings.peers())
         .await
         .map_err(|error| format!("`members` address of node {} ({own}): {error}", settings.id))?;
-    let signals = Signals::new().map_err(|error| error.to_string())?;
 
     let term = Arc::new(AtomicU64::new(stored.durable.term.0));
     let persisted_term = term.clone();
@@ -463,13 +467,16 @@ async fn watch(
     }
 }
 
-/// SIGTERM and SIGINT, as one cancellation.
-struct Signals {
+/// SIGTERM and SIGINT, as one cancellation. Install it first thing (before the
+/// configuration is read): a signal that comes before it would kill the agent
+/// with status 143, one that comes after only asks it to leave, with status 0.
+pub struct Signals {
     cancelled: CancellationToken,
 }
 
 impl Signals {
-    fn new() -> std::io::Result<Signals> {
+    /// Starts listening for SIGTERM and SIGINT (inside a tokio runtime).
+    pub fn new() -> std::io::Result<Signals> {
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;
         let cancelled = CancellationToken::new();

@@ -202,3 +202,56 @@ fn is_zombie(proc_entry: &str) -> bool {
         })
         .unwrap_or(true)
 }
+
+/// Found by the nemesis: an agent paused in its restart delay, past its lease,
+/// started the command again under its expired token when it resumed. The
+/// agent now checks its permission right before the start, and hands the
+/// supervisor the deadline it knew (`--until`): a supervisor that starts after
+/// it refuses to start the command (`expired`), so no process of it runs.
+#[test]
+fn a_supervisor_started_past_the_lease_deadline_does_not_start_the_command() {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let marker = format!("bully-expired-{}", std::process::id());
+    let past = to_monotonic(Instant::now()).saturating_sub(1_000_000);
+    let mut supervisor = Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+        .args(["supervise", "--grace-ms", "100", "--until"])
+        .arg(past.to_string())
+        .args(["--", "sh", "-c"])
+        .arg(format!("echo {marker} > /dev/null; echo up; sleep 30"))
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reports = BufReader::new(ours);
+    let mut line = String::new();
+    reports.read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), "expired");
+    let status = supervisor.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut supervisor.stdout.take().unwrap(), &mut out).unwrap();
+    assert_eq!(out, "", "the command never ran");
+}
+
+/// The same supervisor with a deadline ahead starts the command.
+#[test]
+fn a_supervisor_started_before_the_lease_deadline_starts_the_command() {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let ahead = to_monotonic(Instant::now() + Duration::from_secs(60));
+    let mut supervisor = Command::new(env!("CARGO_BIN_EXE_bully-agent"))
+        .args(["supervise", "--grace-ms", "100", "--until"])
+        .arg(ahead.to_string())
+        .args(["--", "sh", "-c", "echo up"])
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reports = BufReader::new(ours);
+    let mut line = String::new();
+    reports.read_line(&mut line).unwrap();
+    assert!(line.starts_with("pid "), "{line}");
+    line.clear();
+    reports.read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), "exited 0");
+    assert!(supervisor.wait().unwrap().success());
+}

@@ -246,6 +246,15 @@ impl Members {
         })
     }
 
+    /// The members that acknowledged a heartbeat round of this node's current
+    /// leadership, ascending.
+    pub(crate) fn acknowledging(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.acked_round
+            .iter()
+            .filter(|&(_, &round)| round > 0)
+            .map(|(&id, _)| id)
+    }
+
     /// The latest heartbeat round of the current leadership `id` acknowledged
     /// (0: none yet).
     pub(crate) fn acked_round(&self, id: NodeId) -> u64 {

@@ -607,6 +607,7 @@ impl Node {
         self.stats.received[message.kind()] += 1;
         // Whatever it says, the sender is alive.
         self.members.clear_suspicion(from);
+        self.note_heard_from(from);
         match message {
             Message::Coordinator { term } => {
                 if self.quorum().is_some() {

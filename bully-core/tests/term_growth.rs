@@ -22,7 +22,7 @@
 mod support;
 
 use bully_core::sim::Simulation;
-use bully_core::{NodeId, Term};
+use bully_core::{Algorithm, Config, NodeId, Term};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -42,6 +42,38 @@ fn highest_term(sim: &Simulation, n: u64) -> Term {
         .unwrap_or(Term(0))
 }
 
+/// Boots `n` members one at a time, in an order and with gaps drawn from
+/// `seed` (seed 0: in ascending order, as the README's walk-through), and
+/// returns the highest term at the end, having checked that `n` leads and that
+/// no property broke.
+fn boot(algorithm: Algorithm, timings: &str, config: &Config, n: u64, seed: u64) -> Term {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut order: Vec<NodeId> = (1..=n).map(NodeId).collect();
+    if seed > 0 {
+        order.shuffle(&mut rng);
+    }
+    let context = format!("{algorithm:?}, {timings}, {n} members, seed {seed}, order {order:?}");
+    let mut sim = Simulation::new(seed, (1..=n).map(NodeId), config.clone()).unwrap();
+    let settle = sim.settle_bound();
+    for &id in &order {
+        sim.start(id).unwrap();
+        // Each member starts once the one before has settled in, or sooner (a
+        // restart loop, an impatient operator), or much later.
+        let gap = settle.mul_f64(rng.random_range(0.1..1.5));
+        sim.run_for(gap);
+    }
+    sim.run_for(settle * 2);
+    assert_eq!(sim.agreed_leader(), Some(NodeId(n)), "{context}");
+    assert!(
+        sim.violations().is_empty(),
+        "{context}: {:?}",
+        sim.violations()
+    );
+    let term = highest_term(&sim, n);
+    assert!(term.0 <= n, "{context}: term {term} after the boot");
+    term
+}
+
 #[test]
 fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
     // Seeds per algorithm, timing and size: a few with CI's counts.
@@ -52,32 +84,7 @@ fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
         for (timings, config) in both_timings(algorithm) {
             for n in 1..=7u64 {
                 for seed in 0..runs {
-                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                    let mut order: Vec<NodeId> = (1..=n).map(NodeId).collect();
-                    // Seed 0 boots in ascending order, as the README's walk-through.
-                    if seed > 0 {
-                        order.shuffle(&mut rng);
-                    }
-                    let context = format!("{algorithm:?}, {timings}, {n} members, order {order:?}");
-                    let mut sim =
-                        Simulation::new(seed, (1..=n).map(NodeId), config.clone()).unwrap();
-                    let settle = sim.settle_bound();
-                    for &id in &order {
-                        sim.start(id).unwrap();
-                        // Each member starts once the one before has settled in,
-                        // or sooner (a restart loop, an impatient operator).
-                        let gap = settle.mul_f64(rng.random_range(0.1..1.5));
-                        sim.run_for(gap);
-                    }
-                    sim.run_for(settle * 2);
-                    assert_eq!(sim.agreed_leader(), Some(NodeId(n)), "{context}");
-                    assert!(
-                        sim.violations().is_empty(),
-                        "{context}: {:?}",
-                        sim.violations()
-                    );
-                    let term = highest_term(&sim, n);
-                    assert!(term.0 <= n, "{context}: term {term} after the boot");
+                    let term = boot(algorithm, timings, &config, n, seed);
                     highest[n as usize] = highest[n as usize].max(term.0);
                 }
             }
@@ -86,6 +93,21 @@ fn a_one_at_a_time_boot_of_n_members_ends_at_a_term_of_at_most_n() {
     for (n, term) in highest.iter().enumerate().skip(1) {
         eprintln!("a boot of {n} ended at term {term} at most");
     }
+}
+
+/// Found by the sweep above at 100,000 seeds (seed 47, classic, the agent's
+/// timings, five members booting in the order 2, 3, 1, 4, 5): 2 and 3 were up
+/// alone for half a minute, no majority of five; each concluded that it did
+/// not reach a quorum and backed off. When 1 came up, its Election found them
+/// still sure of that, so they neither answered nor stood, and 1, 2 and 3 each
+/// won an election of its own in turn: term 4 for the first leadership, 6 at
+/// the end. Hearing from a voter it did not reach before now makes a member
+/// forget that it is cut off.
+#[test]
+fn members_alone_for_long_hear_a_new_member_and_elect_once() {
+    let config = support::agent_timings(Algorithm::Classic);
+    let term = boot(Algorithm::Classic, "agent timings", &config, 5, 47);
+    assert!(term.0 <= 5, "term {term}");
 }
 
 #[test]

@@ -87,6 +87,9 @@ struct Verdict {
 pub(super) struct Connectivity {
     probe: Option<Probe>,
     verdict: Option<Verdict>,
+    /// The voters that replied to the probe behind the verdict, ascending:
+    /// hearing from another is news that may change it.
+    verdict_heard: Vec<NodeId>,
     /// When this node last heard the leader it follows.
     leader_heard_at: Option<Instant>,
     /// Probes in a row that did not let it stand.
@@ -420,6 +423,10 @@ impl Node {
             reaches_quorum,
             at: now,
         });
+        self.connectivity.verdict_heard.clear();
+        self.connectivity
+            .verdict_heard
+            .extend(probe.replied.keys().copied());
         let waiting = std::mem::take(&mut self.connectivity.waiting);
         // A replier that leads or stands itself, and that this node would not
         // replace, goes first: it is alive and within reach, and a second
@@ -505,10 +512,15 @@ impl Node {
         // A member that follows a lower leader it would replace (it was cut off
         // from a quorum) is the one to take over when the network heals, and
         // nothing but a probe tells it that it has: it asks again every leader
-        // timeout. The others back off, up to four leader timeouts.
-        let backs_off = !self
-            .leader
-            .is_some_and(|leader| self.would_replace(leader.id, probe.takeover));
+        // timeout. The others back off, up to four leader timeouts, with a
+        // quorum.
+        // Without a quorum (a probe only after an election of its own failed)
+        // the wait stays one leader timeout too: `Config::settle_bound` counts
+        // one there, and a probe costs a member's messages only then.
+        let backs_off = self.quorum().is_some()
+            && !self
+                .leader
+                .is_some_and(|leader| self.would_replace(leader.id, probe.takeover));
         let doublings = if backs_off {
             (self.connectivity.failures - 1).min(2)
         } else {
@@ -586,6 +598,31 @@ impl Node {
             reaches_quorum: false,
             at: now,
         });
+        self.connectivity.verdict_heard.clear();
+        let heard = self.members.acknowledging();
+        self.connectivity.verdict_heard.extend(heard);
+    }
+
+    /// A message from `from`: if this node holds that it does not reach a
+    /// quorum and `from` is a voter it did not hear when it concluded that, the
+    /// conclusion may be out of date (a member joined or came back, a link
+    /// healed): it forgets it, and its back-off, and probes when it next needs
+    /// to know. A member cut off from all but a few keeps hearing only those,
+    /// and keeps its verdict.
+    pub(super) fn note_heard_from(&mut self, from: NodeId) {
+        let Some(verdict) = self.connectivity.verdict else {
+            return;
+        };
+        if verdict.reaches_quorum
+            || !self.members.is_voter(from)
+            || self.connectivity.verdict_heard.binary_search(&from).is_ok()
+        {
+            return;
+        }
+        self.connectivity.verdict = None;
+        self.connectivity.verdict_heard.clear();
+        self.connectivity.quiet_until = None;
+        self.connectivity.failures = 0;
     }
 
     /// How long an election waits for answers: with a quorum a higher member may

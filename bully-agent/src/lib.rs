@@ -11,6 +11,10 @@
 //! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
 //!   the supervisor as subreaper ([`descendants`]).
 //! - [`backoff`]: runs that keep failing make the member step aside.
+//! - [`reload`]: SIGHUP reads the configuration again (members, keys, the
+//!   command's settings) without a restart; [`resolve`] keeps members' host
+//!   names resolved.
+//! - [`systemd`]: readiness for a `Type=notify` unit, and its credentials.
 //! - [`http`] and [`status`]: the endpoint and `bully-agent status`.
 //! - [`token`]: `BULLY_FENCING_TOKEN`'s format.
 #![forbid(unsafe_code)]
@@ -24,9 +28,12 @@ pub mod containment;
 pub mod descendants;
 pub mod error;
 pub mod http;
+pub mod reload;
+pub mod resolve;
 pub mod run;
 pub mod state;
 pub mod status;
 pub mod supervisor;
+pub mod systemd;
 pub mod token;
 pub mod view;

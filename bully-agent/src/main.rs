@@ -4,6 +4,7 @@
 //! bully-agent run --config cluster.toml -- CMD [ARGS...]
 //! bully-agent status --config cluster.toml
 //! bully-agent check --config cluster.toml
+//! bully-agent reload --config cluster.toml
 //! ```
 
 use std::ffi::OsString;
@@ -37,6 +38,10 @@ enum Command {
         /// The configuration file (TOML).
         #[arg(long, short)]
         config: PathBuf,
+        /// This node's id, instead of the file's `id`: one file then serves
+        /// every member (a StatefulSet's pods: the pod's index).
+        #[arg(long, env = "BULLY_AGENT_ID")]
+        id: Option<u64>,
         /// What to log to stderr: a level (error, warn, info, debug, trace) or
         /// tracing directives (`info,bully_tokio=debug`).
         #[arg(long, default_value = "info")]
@@ -68,6 +73,16 @@ enum Command {
     /// Check a configuration file (and read its secret) without starting anything.
     Check {
         /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// This node's id, instead of the file's `id` (as `run --id`).
+        #[arg(long, env = "BULLY_AGENT_ID")]
+        id: Option<u64>,
+    },
+    /// Make the running agent read its configuration again (SIGHUP to the pid
+    /// in `data_dir/agent.pid`); with `listen` set, wait for its verdict.
+    Reload {
+        /// The configuration file the agent runs with.
         #[arg(long, short)]
         config: PathBuf,
     },
@@ -108,24 +123,43 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run {
             config,
+            id,
             log,
             secret,
             command,
-        } => start(&config, &log, secret, command),
+        } => start(&config, id, &log, secret, command),
+        Command::Reload { config } => bully_agent::reload::command::reload(&config),
         Command::Status {
             config,
             endpoint,
             json,
         } => show_status(config, endpoint, json),
-        Command::Check { config } => config::load(&config)
+        Command::Check { config, id } => config::load_as(&config, id)
             .map(|settings| {
                 println!(
-                    "{}: node {} of {} members, quorum {:?}: fine",
+                    "{}: node {} of {} members, quorum {:?}, keys {:?}: fine",
                     config.display(),
                     settings.id,
                     settings.members.len(),
-                    settings.config.quorum()
+                    settings.config.quorum(),
+                    settings.keys.iter().map(|key| key.id.0).collect::<Vec<_>>()
                 );
+                for member in settings.peers() {
+                    if let config::Address::Name { host, port } = &member.address {
+                        match std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port)) {
+                            Ok(mut found) => match found.next() {
+                                Some(address) => {
+                                    println!("member {}: {} resolves to {address}", member.id, member.address);
+                                }
+                                None => println!("member {}: {} has no address", member.id, member.address),
+                            },
+                            Err(error) => println!(
+                                "member {}: {} does not resolve now ({error}): the agent would start and count it unreachable until it does",
+                                member.id, member.address
+                            ),
+                        }
+                    }
+                }
                 0
             })
             .map_err(|error| error.to_string()),
@@ -174,6 +208,7 @@ fn main() -> ExitCode {
 
 fn start(
     path: &std::path::Path,
+    id: Option<u64>,
     log: &str,
     secret: Option<String>,
     command: Vec<OsString>,
@@ -187,7 +222,7 @@ fn start(
         );
     }
     init_logging(log)?;
-    let settings = config::load(path).map_err(|error| error.to_string())?;
+    let settings = config::load_as(path, id).map_err(|error| error.to_string())?;
     runtime()?.block_on(run::run(settings, command))
 }
 

@@ -235,6 +235,17 @@ pub(crate) struct Cluster {
 impl Cluster {
     /// Writes the files and starts every agent.
     pub(crate) fn start(options: Options) -> Cluster {
+        let mut cluster = Cluster::prepare(options);
+        for id in cluster.ids() {
+            cluster.spawn(id);
+        }
+        cluster
+    }
+
+    /// Writes the files and starts no agent: the test starts each with
+    /// [`Cluster::spawn`] (and may first rewrite its configuration, to start
+    /// with fewer members than the cluster has room for).
+    pub(crate) fn prepare(options: Options) -> Cluster {
         let dir = tempfile::Builder::new()
             .prefix("bully-agent-processes-")
             .tempdir()
@@ -286,7 +297,7 @@ impl Cluster {
                 },
             );
         }
-        let mut cluster = Cluster {
+        Cluster {
             child_log: dir.path().join("child.log"),
             missing_command: options.missing_command,
             dir,
@@ -294,11 +305,7 @@ impl Cluster {
             groups: Vec::new(),
             relay,
             timing: options.timing,
-        };
-        for id in ids {
-            cluster.spawn(id);
         }
-        cluster
     }
 
     /// The temporary directory with the configurations and logs.
@@ -337,6 +344,13 @@ impl Cluster {
 
     /// Starts `id`'s agent (again), in a process group of its own.
     pub(crate) fn spawn(&mut self, id: u64) {
+        self.spawn_wrapped(id, &[]);
+    }
+
+    /// Starts `id`'s agent (again) as the last argument of `wrapper` (a
+    /// program that ends by executing its arguments, as `unshare` does), in a
+    /// process group of its own.
+    pub(crate) fn spawn_wrapped(&mut self, id: u64, wrapper: &[&str]) {
         use std::os::unix::process::CommandExt;
         let child_log = self.child_log.clone();
         let node = self.node(id);
@@ -346,7 +360,14 @@ impl Cluster {
             .append(true)
             .open(&node.log)
             .expect("open the agent's log");
-        let mut agent = Command::new(AGENT);
+        let mut agent = match wrapper.split_first() {
+            Some((program, arguments)) => {
+                let mut wrapped = Command::new(program);
+                wrapped.args(arguments).arg(AGENT);
+                wrapped
+            }
+            None => Command::new(AGENT),
+        };
         agent
             .arg("run")
             .arg("--config")

@@ -20,4 +20,5 @@ pub(crate) mod child_log;
 pub(crate) mod cluster;
 pub(crate) mod lone;
 pub(crate) mod marked;
+pub(crate) mod reconfig;
 pub(crate) mod relay;

@@ -23,6 +23,7 @@
 pub mod backoff;
 pub mod cgroup;
 pub mod child;
+pub mod cli;
 pub mod config;
 pub mod containment;
 pub mod descendants;

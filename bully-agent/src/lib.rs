@@ -17,6 +17,9 @@
 //! - [`systemd`]: readiness for a `Type=notify` unit, and its credentials.
 //! - [`http`] and [`status`]: the endpoint and `bully-agent status`.
 //! - [`token`]: `BULLY_FENCING_TOKEN`'s format.
+// docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
+// show which one.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -54,6 +54,9 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$credentials/bully-secret
 CREDENTIALS_DIRECTORY=$credentials bully-agent check --config /etc/bully-agent/cluster.toml
 rm -rf "$credentials"
 
+if ! command -v systemd-analyze >/dev/null && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd) >/dev/null 2>&1 || true
+fi
 if command -v systemd-analyze >/dev/null; then
   # Warnings about the machine (no systemd running in a container) are not
   # the unit's: only errors that name the unit fail.

@@ -201,7 +201,7 @@ fn keys_rotate_under_traffic_with_two_reloads_and_no_frame_refused() {
     );
     expect_leader(&cluster, &[1, 2, 3], 3);
     let all = [1, 2, 3];
-    let first_token = cluster.child_log().newest_token();
+    let first_token = Some(cluster.wait_for_start_above(None, PATIENCE).token);
     let mut applied = BTreeMap::new();
     let accepted_before: Vec<f64> = all
         .iter()
@@ -295,6 +295,7 @@ fn a_file_that_cannot_be_applied_changes_nothing() {
     let cluster = Cluster::start(options(3));
     let all = [1, 2, 3];
     expect_leader(&cluster, &all, 3);
+    cluster.wait_for_start_above(None, PATIENCE);
     let job = cluster.child_log().intervals();
     let valid = std::fs::read_to_string(cluster.config_path(3)).expect("the file");
     let pid = cluster.pid(3);

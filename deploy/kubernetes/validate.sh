@@ -29,7 +29,7 @@ if kubernetes-validate --strict --quiet "$broken" >/dev/null 2>&1; then
 fi
 
 agent=${BULLY_AGENT:-}
-if [ -z "$agent" ]; then
+if [ -z "$agent" ] || [ ! -x "$agent" ]; then
   (cd "$root" && cargo build -q -p bully-agent)
   agent=$root/target/debug/bully-agent
 fi

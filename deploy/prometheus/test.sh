@@ -30,7 +30,7 @@ promtool check rules "$here/bully-agent.rules.yml"
 (cd "$here" && promtool test rules bully-agent.rules.test.yml)
 
 agent=${BULLY_AGENT:-}
-if [ -z "$agent" ]; then
+if [ -z "$agent" ] || [ ! -x "$agent" ]; then
   (cd "$root" && cargo build -q -p bully-agent)
   agent=$root/target/debug/bully-agent
 fi

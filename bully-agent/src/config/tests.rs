@@ -180,6 +180,27 @@ fn the_shipped_example_is_a_valid_configuration() {
     assert_eq!(settings.listen, Some("127.0.0.1:9101".parse().unwrap()));
 }
 
+#[test]
+fn the_packaged_configuration_is_valid_with_its_key_where_the_unit_puts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The unit's credential stands in as a file here (tests/credential.rs
+    // reads a real credentials directory).
+    let packaged = include_str!("../../debian/cluster.toml")
+        .replace(
+            "secret_credential = \"bully-secret\"",
+            "secret_file = \"secret\"",
+        )
+        .replace("/var/lib/bully-agent", "data");
+    let settings = load(&write(dir.path(), &packaged)).unwrap();
+    assert_eq!(settings.members.len(), 3);
+    assert!(
+        include_str!("../../debian/cluster.toml").contains("secret_credential = \"bully-secret\"")
+    );
+    assert!(
+        include_str!("../../debian/bully-agent.service").contains("LoadCredential=bully-secret:")
+    );
+}
+
 fn write_secret(dir: &Path, secret: &str) {
     let path = dir.join("secret");
     std::fs::write(&path, secret).unwrap();

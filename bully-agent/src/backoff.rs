@@ -46,6 +46,11 @@ impl Failures {
         }
     }
 
+    /// A reload's new policy: the counts so far are kept and judged by it.
+    pub fn set_policy(&mut self, policy: FailurePolicy) {
+        self.policy = policy;
+    }
+
     /// Failed runs in a row since the last back-off or good run.
     pub fn in_a_row(&self) -> u32 {
         self.in_a_row

@@ -81,6 +81,8 @@ impl Supervised {
             .env("BULLY_NODE", token.leader.0.to_string())
             .env("BULLY_CLUSTER", cluster.0.to_string())
             .env("BULLY_FENCING_TOKEN", format_token(token))
+            // systemd's notifications are the agent's to send, not the job's.
+            .env_remove(crate::systemd::NOTIFY_SOCKET)
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             // Out of the agent's process group: `kill -9 -PGID` of the agent
             // leaves the supervisor to stop the job.

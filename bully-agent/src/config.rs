@@ -24,20 +24,23 @@
 //!
 //! [[members]]
 //! id = 1
-//! address = "10.0.0.1:7070"   # IPv4, [IPv6]:port, or host:port resolved at start
+//! address = "10.0.0.1:7070"   # IPv4, [IPv6]:port, or host:port (resolved while running)
 //! ```
+//!
+//! What a reload may change, and what it may not, is [`crate::reload`]'s.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bully_core::wire::ClusterId;
+use bully_core::wire::{Auth, ClusterId, Key, SetupError};
 use bully_core::{Algorithm, Config, Node, NodeId, Preemption, Quorum};
 use serde::Deserialize;
 
 use crate::error::ConfigError;
 
 mod child;
+mod members;
 mod secret;
 #[cfg(test)]
 mod tests;
@@ -46,10 +49,12 @@ pub use child::{
     ChildPolicy, ContainmentMode, ContainmentSetting, FailurePolicy, MIN_BACKOFF, MIN_GRACE,
     MIN_RESTART_DELAY, OnExit,
 };
-pub use secret::MIN_DISTINCT_BYTES;
+pub use members::{Address, MIN_RESOLVE_INTERVAL, Member, NamesPolicy};
+pub use secret::{CREDENTIALS_DIRECTORY, KeySecret, MAX_KEYS, MIN_DISTINCT_BYTES, SINGLE_KEY_ID};
 
 use child::ChildSection;
-use secret::{SecretSource, read_secret};
+use members::{MemberEntry, NamesSection, check_members};
+use secret::{KeyEntry, SecretSource, read_keys};
 
 /// The file as written: every key optional where a default makes sense, and
 /// unknown keys refused (a misspelt key must not silently fall back to a default).
@@ -61,6 +66,9 @@ struct File {
     data_dir: PathBuf,
     secret_file: Option<PathBuf>,
     secret_env: Option<String>,
+    secret_credential: Option<String>,
+    #[serde(default)]
+    keys: Vec<KeyEntry>,
     #[serde(default = "File::secret_file_mode_check")]
     secret_file_mode_check: bool,
     #[serde(default)]
@@ -70,10 +78,13 @@ struct File {
     #[serde(default)]
     preemption: PreemptionName,
     listen: Option<SocketAddr>,
+    bind: Option<SocketAddr>,
     #[serde(default)]
     timing: Timing,
     #[serde(default)]
     child: ChildSection,
+    #[serde(default)]
+    names: NamesSection,
     members: Vec<MemberEntry>,
 }
 
@@ -161,29 +172,33 @@ impl Default for Timing {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemberEntry {
-    id: u64,
-    address: String,
-}
-
-/// A checked configuration: everything resolved and read, nothing bound.
+/// A checked configuration: every value checked and the keys read; nothing
+/// resolved, nothing bound.
+#[derive(Clone)]
 pub struct Settings {
+    /// The file it was read from (a reload reads it again).
+    pub file: PathBuf,
+    /// `--id`, when the command line gave this node's id instead of the file.
+    pub id_override: Option<u64>,
     /// The cluster id every frame carries.
     pub cluster: ClusterId,
     /// This node.
     pub id: NodeId,
-    /// Every member and its resolved address, this node included, by id.
-    pub members: Vec<(NodeId, SocketAddr)>,
+    /// Every member and its address as written, this node included, by id.
+    pub members: Vec<Member>,
     /// The protocol's configuration.
     pub config: Config,
-    /// The shared secret's bytes (never printed).
-    pub secret: Vec<u8>,
+    /// The cluster keys: the first signs, every one is accepted (never printed).
+    pub keys: Vec<KeySecret>,
     /// Where the durable state lives.
     pub data_dir: PathBuf,
     /// The HTTP endpoint, if any.
     pub listen: Option<SocketAddr>,
+    /// The UDP address to bind, when it is not this node's member address
+    /// (`0.0.0.0:7070` in a container whose name resolves only once it runs).
+    pub bind: Option<SocketAddr>,
+    /// When host names are resolved again.
+    pub names: NamesPolicy,
     /// With a quorum, how long before the lease runs out the child is told to stop.
     pub lease_margin: Duration,
     /// The child's treatment.
@@ -195,13 +210,16 @@ pub struct Settings {
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
+            .field("file", &self.file)
             .field("cluster", &self.cluster)
             .field("id", &self.id)
             .field("members", &self.members)
             .field("config", &self.config)
-            .field("secret", &"<redacted>")
+            .field("keys", &self.keys)
             .field("data_dir", &self.data_dir)
             .field("listen", &self.listen)
+            .field("bind", &self.bind)
+            .field("names", &self.names)
             .field("lease_margin", &self.lease_margin)
             .field("child", &self.child)
             .field("containment", &self.containment)
@@ -210,26 +228,32 @@ impl std::fmt::Debug for Settings {
 }
 
 impl Settings {
-    /// This node's own UDP address.
-    pub fn own_address(&self) -> SocketAddr {
-        self.members
+    /// This node's own address as configured.
+    pub fn own_address(&self) -> &Address {
+        &self
+            .members
             .iter()
-            .find(|(id, _)| *id == self.id)
-            .map(|&(_, address)| address)
+            .find(|member| member.id == self.id)
             .expect("checked: the node is a member")
+            .address
     }
 
-    /// The other members and their addresses.
-    pub fn peers(&self) -> impl Iterator<Item = (NodeId, SocketAddr)> + '_ {
-        self.members
-            .iter()
-            .copied()
-            .filter(|&(id, _)| id != self.id)
+    /// The other members.
+    pub fn peers(&self) -> impl Iterator<Item = &Member> + '_ {
+        self.members.iter().filter(|member| member.id != self.id)
     }
 
     /// The member ids.
     pub fn member_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.members.iter().map(|&(id, _)| id)
+        self.members.iter().map(|member| member.id)
+    }
+
+    /// The codec's keys: the first signs, the second (if any) is accepted too.
+    pub fn auth(&self) -> Result<Auth, SetupError> {
+        let mut keys = self.keys.iter().map(|key| Key::new(key.id, &key.secret));
+        let current = keys.next().expect("checked: at least one key")?;
+        let previous = keys.next().transpose()?;
+        Ok(Auth::Hmac { current, previous })
     }
 }
 
@@ -238,12 +262,32 @@ pub fn read_listen(path: &Path) -> Result<Option<SocketAddr>, ConfigError> {
     Ok(parse_file(path)?.listen)
 }
 
-/// Reads, parses and checks the configuration at `path`; resolves host names and
-/// reads the secret. Every error names the field at fault.
+/// Reads, parses and checks the configuration at `path`, and reads the keys;
+/// resolves nothing. Every error names the field at fault.
 pub fn load(path: &Path) -> Result<Settings, ConfigError> {
-    let file = parse_file(path)?;
+    load_as(path, None)
+}
+
+/// [`load`], with this node's id from the command line (`--id`) instead of
+/// the file's `id` when `id` is given: one file then serves every member (the
+/// pods of a Kubernetes StatefulSet).
+pub fn load_as(path: &Path, id: Option<u64>) -> Result<Settings, ConfigError> {
+    let mut file = parse_file(path)?;
+    if let Some(id) = id {
+        file.id = id;
+    }
     let base = path.parent().unwrap_or(Path::new("."));
-    check(file, base)
+    let mut settings = check(file, base)?;
+    settings.file = path.to_owned();
+    settings.id_override = id;
+    Ok(settings)
+}
+
+/// The data directory only, for `reload` (which finds the agent's pid file
+/// there): reads no secret.
+pub fn read_data_dir(path: &Path) -> Result<PathBuf, ConfigError> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(base.join(parse_file(path)?.data_dir))
 }
 
 fn parse_file(path: &Path) -> Result<File, ConfigError> {
@@ -291,38 +335,8 @@ fn field(field: &str, message: impl Into<String>) -> ConfigError {
 
 fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
     let id = NodeId(file.id);
-    if file.members.is_empty() {
-        return Err(field("members", "at least one member is needed"));
-    }
-    let mut members = Vec::with_capacity(file.members.len());
-    for (index, member) in file.members.iter().enumerate() {
-        let name = format!("members[{index}]");
-        if members.iter().any(|&(seen, _)| seen == NodeId(member.id)) {
-            return Err(field(
-                &format!("{name}.id"),
-                format!("member {} is listed twice", member.id),
-            ));
-        }
-        let address = resolve(&member.address).map_err(|message| {
-            field(
-                &format!("{name}.address"),
-                format!("{:?}: {message}", member.address),
-            )
-        })?;
-        if let Some(other) = members.iter().position(|&(_, seen)| seen == address) {
-            return Err(field(
-                &format!("{name}.address"),
-                format!(
-                    "{:?} is also the address of members[{other}] (node {}): every member \
-                     needs an address of its own",
-                    member.address, members[other].0
-                ),
-            ));
-        }
-        members.push((NodeId(member.id), address));
-    }
-    members.sort_by_key(|&(id, _)| id);
-    if !members.iter().any(|&(member, _)| member == id) {
+    let members = check_members(&file.members)?;
+    if !members.iter().any(|member| member.id == id) {
         return Err(field(
             "id",
             format!("{id} is not one of the members (add a [[members]] entry with id = {id})"),
@@ -364,7 +378,7 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         // only once its command has been stopped (see `run`).
         .with_resign_delay(lease_margin);
     // The core's own checks, with the member list: timings and quorum size.
-    Node::new(id, members.iter().map(|&(id, _)| id), config.clone()).map_err(|error| {
+    Node::new(id, members.iter().map(|member| member.id), config.clone()).map_err(|error| {
         let name = match quorum {
             Quorum::AtLeast(_) if error.to_string().contains("quorum") => "quorum",
             _ => "timing",
@@ -376,22 +390,29 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         check_lease_margin(&config, lease_margin, child.grace)?;
     }
 
-    let secret = read_secret(
+    let names = file.names.check()?;
+    let keys = read_keys(
         &SecretSource {
             file: file.secret_file.as_deref(),
             env: file.secret_env.as_deref(),
+            credential: file.secret_credential.as_deref(),
             mode_check: file.secret_file_mode_check,
         },
+        &file.keys,
         base,
     )?;
     Ok(Settings {
+        file: PathBuf::new(),
+        id_override: None,
         cluster: ClusterId(file.cluster),
         id,
         members,
         config,
-        secret,
+        keys,
         data_dir: base.join(&file.data_dir),
         listen: file.listen,
+        bind: file.bind,
+        names,
         lease_margin,
         child,
         containment,
@@ -437,20 +458,4 @@ fn check_lease_margin(
         ));
     }
     Ok(())
-}
-
-/// An IP address with a port, or a host name with a port, resolved now.
-fn resolve(address: &str) -> Result<SocketAddr, String> {
-    if let Ok(address) = address.parse::<SocketAddr>() {
-        return Ok(address);
-    }
-    if !address.contains(':') {
-        return Err("expected HOST:PORT, IP:PORT or [IPv6]:PORT".to_owned());
-    }
-    let mut resolved = address
-        .to_socket_addrs()
-        .map_err(|error| format!("could not resolve: {error}"))?;
-    resolved
-        .next()
-        .ok_or_else(|| "the name resolved to no address".to_owned())
 }

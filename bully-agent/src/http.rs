@@ -16,10 +16,19 @@ use axum::routing::get;
 use bully_core::wire::WireStats;
 use metrics::{Unit, counter, describe_counter, describe_gauge, gauge};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_util::MetricKindMask;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use crate::view::View;
+
+/// How long a gauge that is no longer set stays in `/metrics`.
+pub const GAUGE_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What `bully_member_last_heard_seconds` says of a member never heard since
+/// the agent started (or whose name has not resolved): more than any alert's
+/// threshold.
+pub const NEVER_HEARD_SECONDS: f64 = 1e9;
 
 #[derive(Clone)]
 struct Endpoint {
@@ -34,7 +43,12 @@ pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Serves the endpoint on `listener` until the task is aborted.
 pub fn serve(listener: TcpListener, view: Arc<View>) -> Result<JoinHandle<()>, String> {
-    let recorder = PrometheusBuilder::new().build_recorder();
+    // A removed member's series goes a minute after its last update (every
+    // gauge is set again at each scrape, so only those of members that left
+    // age out).
+    let recorder = PrometheusBuilder::new()
+        .idle_timeout(MetricKindMask::GAUGE, Some(GAUGE_IDLE_TIMEOUT))
+        .build_recorder();
     let metrics = recorder.handle();
     metrics::set_global_recorder(recorder).map_err(|error| error.to_string())?;
     describe();
@@ -114,6 +128,22 @@ async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
         .count();
     #[allow(clippy::cast_precision_loss)]
     gauge!("bully_members_heard").set(heard as f64);
+    #[allow(clippy::cast_precision_loss)]
+    gauge!("bully_members").set((status.members.len() + 1) as f64);
+    let mut unresolved = 0u32;
+    for member in &status.members {
+        unresolved += u32::from(member.resolved.is_none());
+        // Milliseconds to seconds: exact enough for a gauge.
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = member
+            .last_heard_ms
+            .map_or(NEVER_HEARD_SECONDS, |ms| ms as f64 / 1000.0);
+        gauge!("bully_member_last_heard_seconds", "member" => member.id.to_string()).set(seconds);
+    }
+    gauge!("bully_members_unresolved").set(f64::from(unresolved));
+    counter!("bully_config_reloads_total", "result" => "applied").absolute(status.config.reloads);
+    counter!("bully_config_reloads_total", "result" => "refused").absolute(status.config.refused);
+    gauge!("bully_config_signing_key").set(f64::from(status.config.signing_key));
     (
         [("content-type", "text/plain; version=0.0.4")],
         endpoint.metrics.render(),
@@ -193,5 +223,29 @@ fn describe() {
         "bully_members_heard",
         Unit::Count,
         "Other members heard from in the last minute"
+    );
+    describe_gauge!(
+        "bully_members",
+        Unit::Count,
+        "Members of the cluster, this node included"
+    );
+    describe_gauge!(
+        "bully_member_last_heard_seconds",
+        Unit::Seconds,
+        "Since this node last heard from the member (1e9: never since it started); the \
+         leader hears every member, every member hears the leader"
+    );
+    describe_gauge!(
+        "bully_members_unresolved",
+        Unit::Count,
+        "Members whose host name has not resolved yet (unreachable)"
+    );
+    describe_counter!(
+        "bully_config_reloads_total",
+        "Configuration reloads, by result (applied, refused)"
+    );
+    describe_gauge!(
+        "bully_config_signing_key",
+        "The id of the key this node signs its frames with"
     );
 }

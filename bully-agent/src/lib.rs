@@ -11,22 +11,33 @@
 //! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
 //!   the supervisor as subreaper ([`descendants`]).
 //! - [`backoff`]: runs that keep failing make the member step aside.
+//! - [`reload`]: SIGHUP reads the configuration again (members, keys, the
+//!   command's settings) without a restart; [`resolve`] keeps members' host
+//!   names resolved.
+//! - [`systemd`]: readiness for a `Type=notify` unit, and its credentials.
 //! - [`http`] and [`status`]: the endpoint and `bully-agent status`.
 //! - [`token`]: `BULLY_FENCING_TOKEN`'s format.
+// docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
+// show which one.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod backoff;
 pub mod cgroup;
 pub mod child;
+pub mod cli;
 pub mod config;
 pub mod containment;
 pub mod descendants;
 pub mod error;
 pub mod http;
+pub mod reload;
+pub mod resolve;
 pub mod run;
 pub mod state;
 pub mod status;
 pub mod supervisor;
+pub mod systemd;
 pub mod token;
 pub mod view;

@@ -4,6 +4,7 @@
 //! bully-agent run --config cluster.toml -- CMD [ARGS...]
 //! bully-agent status --config cluster.toml
 //! bully-agent check --config cluster.toml
+//! bully-agent reload --config cluster.toml
 //! ```
 
 use std::ffi::OsString;
@@ -11,98 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bully_agent::cli::{Cli, Command};
 use bully_agent::{config, run, status, supervisor};
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use nix::sys::signal::{SigSet, Signal};
 use tracing_subscriber::EnvFilter;
-
-#[derive(Parser)]
-#[command(
-    name = "bully-agent",
-    version,
-    about = "Run a command on exactly one machine of a cluster: the Bully leader",
-    long_about = "Run a command on exactly one machine of a cluster: the Bully leader. \
-                  The members elect a leader among themselves (no separate store); the leader \
-                  runs the command with a fencing token in its environment, and stops it before \
-                  its lease can lapse. See the README's \"Run a command on one machine\"."
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Join the cluster; run CMD while this node leads.
-    Run {
-        /// The configuration file (TOML).
-        #[arg(long, short)]
-        config: PathBuf,
-        /// What to log to stderr: a level (error, warn, info, debug, trace) or
-        /// tracing directives (`info,bully_tokio=debug`).
-        #[arg(long, default_value = "info")]
-        log: String,
-        /// Refused: a secret on the command line shows in `ps` to every user.
-        #[arg(long, hide = true)]
-        secret: Option<String>,
-        /// The command and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "CMD")]
-        command: Vec<OsString>,
-    },
-    /// Ask a running agent (its `listen` endpoint) who leads.
-    Status {
-        /// The configuration file: its `listen` address is asked.
-        #[arg(
-            long,
-            short,
-            required_unless_present = "endpoint",
-            conflicts_with = "endpoint"
-        )]
-        config: Option<PathBuf>,
-        /// The endpoint to ask, HOST:PORT.
-        #[arg(long)]
-        endpoint: Option<String>,
-        /// Print the JSON as served.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Check a configuration file (and read its secret) without starting anything.
-    Check {
-        /// The configuration file (TOML).
-        #[arg(long, short)]
-        config: PathBuf,
-    },
-    /// Becomes the command, killed if its supervisor dies (started by `supervise`).
-    #[command(hide = true)]
-    ExecChild {
-        /// The supervisor's pid.
-        #[arg(long)]
-        parent: u32,
-        /// The job's cgroup, to join before the command runs.
-        #[arg(long)]
-        cgroup: Option<PathBuf>,
-        /// The command.
-        #[arg(last = true, required = true)]
-        command: Vec<OsString>,
-    },
-    /// The supervisor between the agent and the command (started by `run`).
-    #[command(hide = true)]
-    Supervise {
-        /// Between SIGTERM and SIGKILL, in milliseconds.
-        #[arg(long)]
-        grace_ms: u64,
-        /// The job's cgroup (without one, the supervisor is the subreaper).
-        #[arg(long)]
-        cgroup: Option<PathBuf>,
-        /// The lease deadline as the agent knew it (CLOCK_MONOTONIC
-        /// nanoseconds): the command does not start past it.
-        #[arg(long)]
-        until: Option<u128>,
-        /// The command.
-        #[arg(last = true, required = true)]
-        command: Vec<OsString>,
-    },
-}
 
 /// The signals `run` handles; blocked from the first instruction until its
 /// handlers are in (see `start`).
@@ -120,24 +34,43 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run {
             config,
+            id,
             log,
             secret,
             command,
-        } => start(&config, &log, secret, command),
+        } => start(&config, id, &log, secret, command),
+        Command::Reload { config } => bully_agent::reload::command::reload(&config),
         Command::Status {
             config,
             endpoint,
             json,
         } => show_status(config, endpoint, json),
-        Command::Check { config } => config::load(&config)
+        Command::Check { config, id } => config::load_as(&config, id)
             .map(|settings| {
                 println!(
-                    "{}: node {} of {} members, quorum {:?}: fine",
+                    "{}: node {} of {} members, quorum {:?}, keys {:?}: fine",
                     config.display(),
                     settings.id,
                     settings.members.len(),
-                    settings.config.quorum()
+                    settings.config.quorum(),
+                    settings.keys.iter().map(|key| key.id.0).collect::<Vec<_>>()
                 );
+                for member in settings.peers() {
+                    if let config::Address::Name { host, port } = &member.address {
+                        match std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port)) {
+                            Ok(mut found) => match found.next() {
+                                Some(address) => {
+                                    println!("member {}: {} resolves to {address}", member.id, member.address);
+                                }
+                                None => println!("member {}: {} has no address", member.id, member.address),
+                            },
+                            Err(error) => println!(
+                                "member {}: {} does not resolve now ({error}): the agent would start and count it unreachable until it does",
+                                member.id, member.address
+                            ),
+                        }
+                    }
+                }
                 0
             })
             .map_err(|error| error.to_string()),
@@ -186,6 +119,7 @@ fn main() -> ExitCode {
 
 fn start(
     path: &std::path::Path,
+    id: Option<u64>,
     log: &str,
     secret: Option<String>,
     command: Vec<OsString>,
@@ -210,7 +144,7 @@ fn start(
         early
             .thread_unblock()
             .map_err(|error| format!("cannot unblock signals: {error}"))?;
-        let settings = config::load(path).map_err(|error| error.to_string())?;
+        let settings = config::load_as(path, id).map_err(|error| error.to_string())?;
         run::run(settings, command, signals).await
     })
 }

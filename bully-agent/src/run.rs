@@ -14,14 +14,15 @@
 //! delay later (`Config::with_resign_delay`, set to the lease margin), so the
 //! higher member cannot lead while the old command may still run. SIGTERM or
 //! SIGINT stop the command first, then the node, which resigns so that the
-//! others elect at once.
+//! others elect at once. SIGHUP reloads the configuration ([`crate::reload`]);
+//! members' host names are kept resolved meanwhile ([`crate::resolve`]).
 
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bully_core::wire::{Auth, Codec, Incarnation, Key, KeyId};
+use bully_core::wire::{Codec, Incarnation};
 use bully_core::{Node, Quorum};
 use bully_tokio::{Builder, CancellationToken, Leadership, UdpTransport};
 use tokio::signal::unix::{SignalKind, signal};
@@ -30,7 +31,9 @@ use crate::backoff::{Failures, Verdict};
 use crate::child::{Report, Supervised};
 use crate::config::{OnExit, Settings};
 use crate::containment::Containment;
+use crate::resolve::{self, Book, Resolve, SystemResolver};
 use crate::state::{DataDir, Stored};
+use crate::status::ConfigStatus;
 use crate::token::format_token;
 use crate::view::View;
 
@@ -46,6 +49,18 @@ pub async fn run(
     command: Vec<OsString>,
     signals: Signals,
 ) -> Result<i32, String> {
+    run_with(settings, command, signals, Arc::new(SystemResolver)).await
+}
+
+/// [`run`], with host names looked up by `resolver`.
+pub async fn run_with(
+    settings: Settings,
+    command: Vec<OsString>,
+    signals: Signals,
+    resolver: Arc<dyn Resolve>,
+) -> Result<i32, String> {
+    // First: a reload sent while the agent starts must not end it.
+    let hangups = crate::reload::hangups().map_err(|error| format!("SIGHUP: {error}"))?;
     if settings.config.quorum() == Quorum::None {
         tracing::warn!(
             "quorum = \"none\": a leader cut off from the others keeps running the command \
@@ -64,7 +79,26 @@ pub async fn run(
     );
     let containment =
         Containment::prepare(&settings.containment, &settings.data_dir, &name).await?;
-    serve(&settings, &command, &data, &containment, signals).await
+    crate::reload::command::write_pid_file(&settings.data_dir).map_err(|error| {
+        format!(
+            "{}: {error}",
+            settings
+                .data_dir
+                .join(crate::reload::command::PID_FILE)
+                .display()
+        )
+    })?;
+    let result = serve(
+        &settings,
+        &command,
+        &data,
+        &containment,
+        (signals, hangups),
+        resolver,
+    )
+    .await;
+    crate::reload::command::remove_pid_file(&settings.data_dir);
+    result
 }
 
 /// The rest of the run, once the data directory is locked and the job's
@@ -74,7 +108,8 @@ async fn serve(
     command: &[OsString],
     data: &DataDir,
     containment: &Containment,
-    signals: Signals,
+    (signals, hangups): (Signals, tokio::signal::unix::Signal),
+    resolver: Arc<dyn Resolve>,
 ) -> Result<i32, String> {
     let stored = data.load().map_err(|error| error.to_string())?;
     // A higher incarnation than any run before, or the peers refuse this run's
@@ -100,13 +135,12 @@ async fn serve(
         stored.durable,
     )
     .map_err(|error| error.to_string())?;
-    let key = Key::new(KeyId(1), &settings.secret).map_err(|error| error.to_string())?;
     let codec = Codec::new(
         settings.cluster,
         settings.id,
         incarnation,
         settings.member_ids(),
-        Auth::hmac(key),
+        settings.auth().map_err(|error| error.to_string())?,
     )
     .map_err(|error| error.to_string())?;
     let listener = match settings.listen {
@@ -117,10 +151,26 @@ async fn serve(
         ),
         None => None,
     };
-    let own = settings.own_address();
-    let transport = UdpTransport::bind(own, codec, settings.peers())
+    let own = bind_address(settings, &resolver).await?;
+    let entries = resolve::at_start(&settings.members, settings.id, &resolver, own).await;
+    let peers: Vec<_> = entries
+        .iter()
+        .filter_map(|(&id, entry)| entry.resolved.map(|address| (id, address)))
+        .collect();
+    let transport = UdpTransport::bind(own, codec, peers)
         .await
-        .map_err(|error| format!("`members` address of node {} ({own}): {error}", settings.id))?;
+        .map_err(|error| {
+            format!(
+                "`{}` address of node {} ({own}): {error}",
+                if settings.bind.is_some() {
+                    "bind"
+                } else {
+                    "members"
+                },
+                settings.id
+            )
+        })?;
+    let own = transport.local_addr().unwrap_or(own);
 
     let term = Arc::new(AtomicU64::new(stored.durable.term.0));
     let persisted_term = term.clone();
@@ -141,7 +191,19 @@ async fn serve(
     let handle = Builder::new()
         .lease_margin(settings.lease_margin)
         .spawn_persisting(node, transport, persist);
-    let view = Arc::new(View::new(handle, settings.members.clone(), term));
+    let view = Arc::new(View::new(
+        handle,
+        Arc::new(Book::new(entries, own)),
+        term,
+        settings.child,
+        settings.names,
+        ConfigStatus {
+            file: settings.file.display().to_string(),
+            signing_key: settings.keys[0].id.0,
+            keys: settings.keys.iter().map(|key| key.id.0).collect(),
+            ..ConfigStatus::default()
+        },
+    ));
     view.update_child(|child| child.containment = containment.describe());
     let mut failures = Failures::new(settings.child.failures);
     tracing::info!(
@@ -162,6 +224,23 @@ async fn serve(
     };
 
     let shutdown = signals.watch();
+    // Ends the reloads and the resolver before the node leaves.
+    let background = CancellationToken::new();
+    let helpers = [
+        tokio::spawn(crate::reload::serve(
+            hangups,
+            settings.clone(),
+            view.clone(),
+            resolver.clone(),
+            background.clone(),
+        )),
+        tokio::spawn(resolve::maintain(
+            view.clone(),
+            resolver,
+            background.clone(),
+        )),
+    ];
+    crate::systemd::ready(settings);
     // Set when the agent stops for an error after start-up (reported on exit).
     let fatal = Arc::new(std::sync::Mutex::new(None));
     tokio::spawn(watch_authentication(
@@ -183,7 +262,7 @@ async fn serve(
         };
         let run = Run {
             view: &view,
-            settings,
+            cluster: settings.cluster,
             command,
             containment,
         };
@@ -199,6 +278,11 @@ async fn serve(
         }
     };
 
+    crate::systemd::stopping();
+    background.cancel();
+    for helper in helpers {
+        let _ = helper.await;
+    }
     // The command has stopped; now the node leaves (a leader resigns). The
     // node keeps a resignation back for its resign delay, the time the command
     // is given to stop: it has stopped, so the others may take over at once.
@@ -224,6 +308,27 @@ async fn serve(
         Some(error) => Err(error),
         None => Ok(code),
     }
+}
+
+/// The address to bind: `bind`, or this node's member address (a name is
+/// looked up, with a few tries).
+async fn bind_address(
+    settings: &Settings,
+    resolver: &Arc<dyn Resolve>,
+) -> Result<std::net::SocketAddr, String> {
+    if let Some(bind) = settings.bind {
+        return Ok(bind);
+    }
+    let own = settings.own_address();
+    resolve::lookup_at_start(resolver, own, None)
+        .await
+        .map_err(|error| {
+            format!(
+                "`members` address of node {} ({own}) does not resolve: {error}; set `bind` \
+                 (for example \"0.0.0.0:PORT\") to bind without it",
+                settings.id
+            )
+        })
 }
 
 /// How many frames from members that fail authentication, with none accepted
@@ -288,7 +393,7 @@ enum Stop {
 /// What one leadership's runs of the command need.
 struct Run<'a> {
     view: &'a View,
-    settings: &'a Settings,
+    cluster: bully_core::wire::ClusterId,
     command: &'a [OsString],
     containment: &'a Containment,
 }
@@ -302,10 +407,12 @@ impl Run<'_> {
         shutdown: &CancellationToken,
         failures: &mut Failures,
     ) -> Outcome {
-        let (view, settings) = (self.view, self.settings);
+        let view = self.view;
         let token = leadership.token();
-        let policy = settings.child;
         loop {
+            // A reload's settings apply from the next run on.
+            let policy = view.policy();
+            failures.set_policy(policy.failures);
             let expired = leadership
                 .deadline()
                 .is_some_and(|deadline| deadline <= std::time::Instant::now());
@@ -326,7 +433,7 @@ impl Run<'_> {
             let mut child = match Supervised::spawn(
                 self.command,
                 token,
-                settings.cluster,
+                self.cluster,
                 policy.grace,
                 cgroup.as_ref(),
                 leadership.deadline(),
@@ -404,7 +511,7 @@ impl Run<'_> {
     /// another member runs it.
     async fn step_aside(&self, backoff: Duration) {
         tracing::warn!(
-            failures = self.settings.child.failures.limit,
+            failures = self.view.policy().failures.limit,
             backoff_ms = u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
             "the command failed every time in a row: stepping aside so that another member \
              runs it, until the back-off ends"

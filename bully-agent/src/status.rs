@@ -30,6 +30,27 @@ pub struct Status {
     pub members: Vec<MemberStatus>,
     /// The command on this node.
     pub child: ChildStatus,
+    /// The configuration: reloads applied and refused.
+    #[serde(default)]
+    pub config: ConfigStatus,
+}
+
+/// The configuration as the agent runs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigStatus {
+    /// The file.
+    pub file: String,
+    /// Reloads applied since the agent started (a reload that changed nothing
+    /// counts too).
+    pub reloads: u64,
+    /// Reloads refused since the agent started.
+    pub refused: u64,
+    /// Why the last reload was refused, if the last one was.
+    pub last_error: Option<String>,
+    /// The key frames are signed with.
+    pub signing_key: u32,
+    /// Every key frames are accepted with.
+    pub keys: Vec<u32>,
 }
 
 /// One other member as this node hears it.
@@ -37,8 +58,15 @@ pub struct Status {
 pub struct MemberStatus {
     /// Its id.
     pub id: u64,
-    /// Its address.
+    /// Its address, as configured.
     pub address: String,
+    /// Where it is sent to now: its address, or what its name resolved to
+    /// (`None`: its name has not resolved yet, so it is unreachable).
+    #[serde(default)]
+    pub resolved: Option<String>,
+    /// Added by a reload while its name did not resolve: it joins once it does.
+    #[serde(default)]
+    pub pending: bool,
     /// Milliseconds since this node last received a message from it (`None`:
     /// never since this agent started).
     pub last_heard_ms: Option<u64>,
@@ -94,9 +122,19 @@ impl fmt::Display for Status {
         }
         write!(f, "members:")?;
         for member in &self.members {
-            match member.last_heard_ms {
-                Some(ms) => write!(f, " {} (heard {ms} ms ago)", member.id)?,
-                None => write!(f, " {} (not heard)", member.id)?,
+            match (member.last_heard_ms, &member.resolved) {
+                (_, None) if member.pending => write!(
+                    f,
+                    " {} ({} does not resolve: joins once it does)",
+                    member.id, member.address
+                )?,
+                (_, None) => write!(
+                    f,
+                    " {} ({} does not resolve: unreachable)",
+                    member.id, member.address
+                )?,
+                (Some(ms), _) => write!(f, " {} (heard {ms} ms ago)", member.id)?,
+                (None, _) => write!(f, " {} (not heard)", member.id)?,
             }
         }
         writeln!(f)?;
@@ -124,6 +162,20 @@ impl fmt::Display for Status {
         }
         if !self.child.containment.is_empty() {
             write!(f, "\ntree:    {}", self.child.containment)?;
+        }
+        if !self.config.file.is_empty() {
+            write!(
+                f,
+                "\nconfig:  {} ({} reloads, {} refused; signing with key {}, accepting {:?})",
+                self.config.file,
+                self.config.reloads,
+                self.config.refused,
+                self.config.signing_key,
+                self.config.keys
+            )?;
+        }
+        if let Some(error) = &self.config.last_error {
+            write!(f, "\nrefused: {error}")?;
         }
         Ok(())
     }

@@ -1,40 +1,85 @@
-//! The running node as the endpoint sees it: the driver's handle, and what the
-//! run loop publishes about the term and the command.
+//! The running node as the endpoint sees it: the driver's handle, the other
+//! members' addresses, and what the run loop and a reload publish about the
+//! term, the command and the configuration.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bully_core::NodeId;
 use bully_tokio::{DriverError, DriverStats, Handle};
 
-use crate::status::{ChildStatus, MemberStatus, Status};
+use crate::config::{ChildPolicy, NamesPolicy};
+use crate::resolve::Book;
+use crate::status::{ChildStatus, ConfigStatus, MemberStatus, Status};
 use crate::token::format_token;
 
-/// Shared by the run loop, the persist callback and the endpoint.
+/// Shared by the run loop, the persist callback, a reload, the resolver and
+/// the endpoint.
 #[derive(Debug)]
 pub struct View {
     /// The driver.
     pub handle: Handle,
-    members: Vec<(NodeId, SocketAddr)>,
+    /// The other members' addresses.
+    pub book: Arc<Book>,
     term: Arc<AtomicU64>,
     child: Mutex<ChildStatus>,
     /// The end of the current back-off, if this node abstains.
     backoff_until: Mutex<Option<Instant>>,
+    /// The command's treatment, as the last configuration loaded says.
+    policy: Mutex<ChildPolicy>,
+    /// When names are resolved again, as the last configuration loaded says.
+    names: Mutex<NamesPolicy>,
+    config: Mutex<ConfigStatus>,
 }
 
 impl View {
     /// A view of the node behind `handle`; `term` is the cell the persist
     /// callback raises ([`View::note_term`]).
-    pub fn new(handle: Handle, members: Vec<(NodeId, SocketAddr)>, term: Arc<AtomicU64>) -> View {
+    pub fn new(
+        handle: Handle,
+        book: Arc<Book>,
+        term: Arc<AtomicU64>,
+        policy: ChildPolicy,
+        names: NamesPolicy,
+        config: ConfigStatus,
+    ) -> View {
         View {
             handle,
-            members,
+            book,
             term,
             child: Mutex::new(ChildStatus::default()),
             backoff_until: Mutex::new(None),
+            policy: Mutex::new(policy),
+            names: Mutex::new(names),
+            config: Mutex::new(config),
         }
+    }
+
+    /// The command's treatment now.
+    pub fn policy(&self) -> ChildPolicy {
+        *lock(&self.policy)
+    }
+
+    /// When names are resolved again now.
+    pub fn names(&self) -> NamesPolicy {
+        *lock(&self.names)
+    }
+
+    /// A reload's new treatment of the command and of names (from the next run
+    /// of the command, and the resolver's next turn).
+    pub fn set_policies(&self, policy: ChildPolicy, names: NamesPolicy) {
+        *lock(&self.policy) = policy;
+        *lock(&self.names) = names;
+    }
+
+    /// Updates what the endpoint shows of the configuration.
+    pub fn update_config(&self, change: impl FnOnce(&mut ConfigStatus)) {
+        change(&mut lock(&self.config));
+    }
+
+    /// What the endpoint shows of the configuration.
+    pub fn config(&self) -> ConfigStatus {
+        lock(&self.config).clone()
     }
 
     /// A term the node persisted.
@@ -118,18 +163,28 @@ impl View {
             working: working.is_some(),
             eligible: self.backoff_left().is_none(),
             members: self
-                .members
+                .book
+                .lock()
+                .await
                 .iter()
-                .filter(|&&(member, _)| member != id)
-                .map(|&(member, address)| MemberStatus {
+                .map(|(&member, entry)| MemberStatus {
                     id: member.0,
-                    address: address.to_string(),
+                    address: entry.address.to_string(),
+                    resolved: entry.resolved.map(|address| address.to_string()),
+                    pending: entry.pending,
                     last_heard_ms: heard
                         .get(&member)
                         .map(|age| u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
                 })
                 .collect(),
             child: self.child(),
+            config: self.config(),
         })
     }
+}
+
+/// A mutex whose holder cannot leave it inconsistent (plain values): a
+/// panicked holder's value is as good as any.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

@@ -1,4 +1,7 @@
 #![doc = include_str!("../README.md")]
+// docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
+// show which one.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

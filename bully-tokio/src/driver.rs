@@ -84,6 +84,7 @@ enum Command {
     LastHeard(oneshot::Sender<BTreeMap<NodeId, Duration>>),
     AddMember(NodeId, SocketAddr, oneshot::Sender<Result<(), ChangeError>>),
     RemoveMember(NodeId, oneshot::Sender<Result<(), ChangeError>>),
+    SetMemberAddress(NodeId, SocketAddr, oneshot::Sender<Result<(), ChangeError>>),
     SetAuth(Box<Auth>, oneshot::Sender<Result<(), ChangeError>>),
     Shutdown,
 }
@@ -408,6 +409,37 @@ impl Handle {
     pub async fn remove_member(&self, member: NodeId) -> Result<(), ChangeError> {
         let (reply, answer) = oneshot::channel();
         self.request(Command::RemoveMember(member, reply), answer)
+            .await?
+    }
+
+    /// Sends to `member`, a member other than this node, at `address` from now
+    /// on ([`Transport::set_peer_address`]): it moved (a host name that now
+    /// resolves elsewhere, a rescheduled pod), or its address was unknown until
+    /// now (a transport built without one for it). The node is not told: the
+    /// membership, and everything the node knows about the member, stay as
+    /// they are.
+    ///
+    /// ```
+    /// use bully_core::{Config, Node, NodeId};
+    /// use bully_tokio::MemNetwork;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let network = MemNetwork::new();
+    /// let node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default())?;
+    /// let handle = bully_tokio::spawn(node, network.endpoint(NodeId(1)));
+    /// handle.set_member_address(NodeId(2), "127.0.0.1:7102".parse()?).await?;
+    /// // Not a member: refused.
+    /// assert!(handle.set_member_address(NodeId(3), "127.0.0.1:7103".parse()?).await.is_err());
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_member_address(
+        &self,
+        member: NodeId,
+        address: SocketAddr,
+    ) -> Result<(), ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::SetMemberAddress(member, address, reply), answer)
             .await?
     }
 
@@ -754,6 +786,10 @@ impl<T: Transport> Driver<T> {
                 self.flush().await;
                 let _ = reply.send(result);
             }
+            Command::SetMemberAddress(member, address, reply) => {
+                let result = self.set_member_address(member, address);
+                let _ = reply.send(result);
+            }
             Command::SetAuth(auth, reply) => {
                 let result = self.transport.set_auth(*auth).map_err(ChangeError::from);
                 let _ = reply.send(result);
@@ -772,6 +808,21 @@ impl<T: Transport> Driver<T> {
             let _ = self.transport.remove_peer(member);
             return Err(error.into());
         }
+        Ok(())
+    }
+
+    fn set_member_address(
+        &mut self,
+        member: NodeId,
+        address: SocketAddr,
+    ) -> Result<(), ChangeError> {
+        if member == self.node.id() {
+            return Err(CommandError::SelfReference(member).into());
+        }
+        if self.node.members().binary_search(&member).is_err() {
+            return Err(CommandError::UnknownMember(member).into());
+        }
+        self.transport.set_peer_address(member, address)?;
         Ok(())
     }
 

@@ -70,6 +70,9 @@
 //! Each task runs in a span `bully{node=<id>}`; elections, leader changes and
 //! shutdowns are `debug` events, every message `trace`. Nothing is printed unless
 //! the application installs a subscriber.
+// docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
+// show which one.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -78,6 +78,20 @@ pub trait Transport: Send + 'static {
         Ok(())
     }
 
+    /// Sends to `member`, already a member, at `address` from now on: it moved
+    /// (its host name resolves to a new address), or its address was not known
+    /// until now ([`Handle::set_member_address`](crate::Handle::set_member_address)
+    /// calls it). What the member sends is accepted from any source address, as
+    /// before. The default refuses with [`TransportError::Unsupported`].
+    fn set_peer_address(
+        &mut self,
+        member: NodeId,
+        address: SocketAddr,
+    ) -> Result<(), TransportError> {
+        let _ = (member, address);
+        Err(TransportError::Unsupported("changing a peer's address"))
+    }
+
     /// Replaces the keys that authenticate frames, one step of a rotation (see
     /// [`Auth`]). The default refuses with [`TransportError::Unsupported`]: the
     /// transport does not authenticate.

@@ -185,6 +185,18 @@ impl<S: DatagramSocket> Transport for UdpTransport<S> {
         Ok(())
     }
 
+    fn set_peer_address(
+        &mut self,
+        member: NodeId,
+        address: SocketAddr,
+    ) -> Result<(), TransportError> {
+        if member == self.codec.id() || self.codec.members().binary_search(&member).is_err() {
+            return Err(TransportError::UnknownMember(member));
+        }
+        self.peers.insert(member, address);
+        Ok(())
+    }
+
     fn set_auth(&mut self, auth: Auth) -> Result<(), TransportError> {
         self.codec.set_auth(auth)?;
         Ok(())

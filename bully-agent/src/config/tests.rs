@@ -29,19 +29,33 @@ address = "localhost:7003"
 "#;
 
 #[test]
-fn a_three_member_file_resolves_ipv4_ipv6_and_host_names() {
+fn a_three_member_file_takes_ipv4_ipv6_and_host_names() {
     let dir = tempfile::tempdir().unwrap();
     let settings = load(&write(dir.path(), THREE)).unwrap();
     assert_eq!(settings.id, NodeId(2));
-    assert_eq!(settings.own_address(), "[::1]:7002".parse().unwrap());
+    assert_eq!(
+        settings.own_address(),
+        &Address::Ip("[::1]:7002".parse().unwrap())
+    );
     assert_eq!(settings.peers().count(), 2);
-    assert!(settings.members[2].1.ip().is_loopback());
+    assert_eq!(
+        settings.members[2].address,
+        Address::Name {
+            host: "localhost".to_owned(),
+            port: 7003
+        }
+    );
     assert_eq!(
         settings.config.quorum(),
         Quorum::Majority,
         "quorum is on by default"
     );
-    assert_eq!(settings.secret, b"a secret of at least sixteen bytes");
+    assert_eq!(settings.keys.len(), 1);
+    assert_eq!(settings.keys[0].id, SINGLE_KEY_ID);
+    assert_eq!(
+        settings.keys[0].secret,
+        b"a secret of at least sixteen bytes"
+    );
     assert_eq!(settings.data_dir, dir.path().join("data"));
     assert_eq!(settings.lease_margin, Duration::from_millis(1250));
     assert!(
@@ -61,7 +75,7 @@ fn every_mistake_names_its_field() {
             "`members[2].address`",
         ),
         (
-            THREE.replace("[::1]:7002", "no.such.host.invalid:7002"),
+            THREE.replace("[::1]:7002", "no such host:7002"),
             "`members[1].address`",
         ),
         (
@@ -85,7 +99,7 @@ fn every_mistake_names_its_field() {
                 "secret_file = \"secret\"",
                 "secret_file = \"secret\"\nsecret_env = \"X\"",
             ),
-            "not both",
+            "give one of secret_file, secret_env and secret_credential",
         ),
         (
             THREE.replace(
@@ -162,8 +176,29 @@ fn the_shipped_example_is_a_valid_configuration() {
         .replace("/var/lib/bully-agent", "data");
     let settings = load(&write(dir.path(), &example)).unwrap();
     assert_eq!(settings.members.len(), 3);
-    assert!(settings.members[2].1.is_ipv6());
+    assert!(settings.members[2].address.ip().unwrap().is_ipv6());
     assert_eq!(settings.listen, Some("127.0.0.1:9101".parse().unwrap()));
+}
+
+#[test]
+fn the_packaged_configuration_is_valid_with_its_key_where_the_unit_puts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The unit's credential stands in as a file here (tests/credential.rs
+    // reads a real credentials directory).
+    let packaged = include_str!("../../debian/cluster.toml")
+        .replace(
+            "secret_credential = \"bully-secret\"",
+            "secret_file = \"secret\"",
+        )
+        .replace("/var/lib/bully-agent", "data");
+    let settings = load(&write(dir.path(), &packaged)).unwrap();
+    assert_eq!(settings.members.len(), 3);
+    assert!(
+        include_str!("../../debian/cluster.toml").contains("secret_credential = \"bully-secret\"")
+    );
+    assert!(
+        include_str!("../../debian/bully-agent.service").contains("LoadCredential=bully-secret:")
+    );
 }
 
 fn write_secret(dir: &Path, secret: &str) {
@@ -181,7 +216,7 @@ fn two_members_with_one_address_are_refused() {
         error.starts_with("`members[2].address`") && error.contains("members[0]"),
         "{error}"
     );
-    // The same socket address by another name counts too.
+    // The same name twice too.
     let same = THREE.replace("127.0.0.1:7001", "localhost:7003");
     let error = load(&write(dir.path(), &same)).unwrap_err().to_string();
     assert!(error.starts_with("`members[2].address`"), "{error}");
@@ -226,7 +261,10 @@ fn a_secret_file_others_may_read_is_refused_unless_allowed() {
     let text = std::fs::read_to_string(dir.path().join("secret")).unwrap();
     let path = dir.path().join("allowed.toml");
     std::fs::write(&path, &allowed).unwrap();
-    assert_eq!(load(&path).unwrap().secret, text.trim_end().as_bytes());
+    assert_eq!(
+        load(&path).unwrap().keys[0].secret,
+        text.trim_end().as_bytes()
+    );
 }
 
 #[test]
@@ -303,4 +341,140 @@ fn the_failure_back_off_and_containment_have_defaults() {
     let text = format!("{THREE}\n[child]\ncontainment = \"subreaper\"\ncgroup_parent = \"x\"\n");
     let error = load(&write(dir.path(), &text)).unwrap_err().to_string();
     assert!(error.starts_with("`child.cgroup_parent`"), "{error}");
+}
+
+/// A second secret file, `secret-2`, only its owner may read.
+fn write_second_secret(dir: &Path) {
+    let path = dir.join("secret-2");
+    std::fs::write(&path, "another secret, also sixteen bytes or more").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+#[test]
+fn a_list_of_keys_signs_with_the_first_and_accepts_both() {
+    let dir = tempfile::tempdir().unwrap();
+    write_second_secret(dir.path());
+    let two = THREE.replace(
+        "secret_file = \"secret\"\n",
+        "[[keys]]\nid = 7\nsecret_file = \"secret-2\"\n[[keys]]\nid = 1\nsecret_file = \"secret\"\n",
+    );
+    let settings = load(&write(dir.path(), &two)).unwrap();
+    let ids: Vec<u32> = settings.keys.iter().map(|key| key.id.0).collect();
+    assert_eq!(ids, [7, 1]);
+    match settings.auth().unwrap() {
+        Auth::Hmac { current, previous } => {
+            assert_eq!(current.id(), bully_core::wire::KeyId(7));
+            assert_eq!(
+                previous.map(|key| key.id()),
+                Some(bully_core::wire::KeyId(1))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        !format!("{settings:?}").contains("another secret"),
+        "a key leaked into Debug"
+    );
+}
+
+#[test]
+fn every_mistake_in_the_keys_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    write_second_secret(dir.path());
+    let keys = |list: &str| THREE.replace("secret_file = \"secret\"\n", list);
+    let cases = [
+        (
+            keys("[[keys]]\nid = 0\nsecret_file = \"secret\"\n"),
+            "`keys[0].id`: key id 0 is reserved",
+        ),
+        (
+            keys(
+                "[[keys]]\nid = 2\nsecret_file = \"secret\"\n[[keys]]\nid = 2\nsecret_file = \"secret-2\"\n",
+            ),
+            "`keys[1].id`: key 2 is listed twice",
+        ),
+        (
+            keys(
+                "[[keys]]\nid = 1\nsecret_file = \"secret\"\n[[keys]]\nid = 2\nsecret_file = \"secret\"\n",
+            ),
+            "the same secret as keys[0]",
+        ),
+        (
+            keys(
+                "[[keys]]\nid = 1\nsecret_file = \"secret\"\n[[keys]]\nid = 2\nsecret_file = \"secret-2\"\n\
+                 [[keys]]\nid = 3\nsecret_file = \"secret-2\"\n",
+            ),
+            "`keys[2]`: at most 2 keys",
+        ),
+        (
+            keys("secret_file = \"secret\"\n[[keys]]\nid = 1\nsecret_file = \"secret\"\n"),
+            "`keys`: give either [[keys]] or one secret",
+        ),
+        (
+            keys("[[keys]]\nid = 1\nsecret_file = \"missing\"\n"),
+            "`keys[0].secret_file`",
+        ),
+        (
+            keys("[[keys]]\nid = 1\nsecret_credential = \"../x\"\n"),
+            "`keys[0].secret_credential`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = load(&write(dir.path(), &text)).unwrap_err().to_string();
+        assert!(error.contains(expected), "{expected:?} not in: {error}");
+    }
+}
+
+#[test]
+fn a_credential_is_read_from_the_credentials_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = THREE.replace(
+        "secret_file = \"secret\"",
+        "secret_credential = \"bully-secret\"",
+    );
+    let path = write(dir.path(), &text);
+    // Without systemd: the variable is not set, and the message says why.
+    if std::env::var_os(CREDENTIALS_DIRECTORY).is_none() {
+        let error = load(&path).unwrap_err().to_string();
+        assert!(
+            error.starts_with("`secret_credential`") && error.contains("LoadCredential="),
+            "{error}"
+        );
+    }
+    // Under systemd the file of that name in the directory is read:
+    // `tests/credential.rs` runs the agent with the variable set.
+}
+
+#[test]
+fn an_id_from_the_command_line_replaces_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), THREE);
+    assert_eq!(load_as(&path, Some(3)).unwrap().id, NodeId(3));
+    assert_eq!(load_as(&path, Some(3)).unwrap().id_override, Some(3));
+    let error = load_as(&path, Some(9)).unwrap_err().to_string();
+    assert!(error.starts_with("`id`"), "{error}");
+}
+
+#[test]
+fn bind_and_the_names_table_are_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = THREE.replace("data_dir", "bind = \"0.0.0.0:7002\"\ndata_dir")
+        + "\n[names]\nrefresh_ms = 2000\nretry_ms = 500\n";
+    let settings = load(&write(dir.path(), &text)).unwrap();
+    assert_eq!(settings.bind, Some("0.0.0.0:7002".parse().unwrap()));
+    assert_eq!(
+        settings.names,
+        NamesPolicy {
+            refresh: Duration::from_secs(2),
+            retry: Duration::from_millis(500)
+        }
+    );
+    for (names, expected) in [
+        ("retry_ms = 10", "`names.retry_ms`"),
+        ("refresh_ms = 500\nretry_ms = 1000", "`names.refresh_ms`"),
+    ] {
+        let text = format!("{THREE}\n[names]\n{names}\n");
+        let error = load(&write(dir.path(), &text)).unwrap_err().to_string();
+        assert!(error.starts_with(expected), "{expected:?} not in: {error}");
+    }
 }

@@ -433,6 +433,13 @@ impl Cluster {
 
     /// Starts `id`'s agent (again), in a process group of its own.
     pub(crate) fn spawn(&mut self, id: u64) {
+        self.spawn_wrapped(id, &[]);
+    }
+
+    /// Starts `id`'s agent (again) as the last argument of `wrapper` (a
+    /// program that ends by executing its arguments, as `unshare` does), in a
+    /// process group of its own.
+    pub(crate) fn spawn_wrapped(&mut self, id: u64, wrapper: &[&str]) {
         use std::os::unix::process::CommandExt;
         let child_log = self.child_log.clone();
         let node = self.node(id);
@@ -446,7 +453,14 @@ impl Cluster {
             .append(true)
             .open(&node.log)
             .expect("open the agent's log");
-        let mut agent = Command::new(AGENT);
+        let mut agent = match wrapper.split_first() {
+            Some((program, arguments)) => {
+                let mut wrapped = Command::new(program);
+                wrapped.args(arguments).arg(AGENT);
+                wrapped
+            }
+            None => Command::new(AGENT),
+        };
         agent
             .arg("run")
             .arg("--config")

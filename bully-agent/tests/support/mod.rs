@@ -27,4 +27,5 @@ pub(crate) mod lone;
 pub(crate) mod marked;
 pub(crate) mod nemesis;
 pub(crate) mod procs;
+pub(crate) mod reconfig;
 pub(crate) mod relay;

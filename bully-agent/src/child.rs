@@ -30,6 +30,11 @@ pub enum Report {
     Started(u32),
     /// The command ended with this status (exit code, or 128 + signal).
     Exited(i32),
+    /// The supervisor stopped the command itself, with this status, because
+    /// the lease deadline the agent last gave it passed (the agent was paused
+    /// or starved): the leadership's permission ran out, the command did not
+    /// end by itself.
+    Lapsed(i32),
     /// The supervisor is gone without saying how the command ended.
     Gone,
     /// The lease deadline passed before the command could start: it did not.
@@ -127,6 +132,9 @@ impl Supervised {
                     if let Some(code) = line.strip_prefix("exited ").and_then(|c| c.parse().ok()) {
                         return Report::Exited(code);
                     }
+                    if let Some(code) = line.strip_prefix("lapsed ").and_then(|c| c.parse().ok()) {
+                        return Report::Lapsed(code);
+                    }
                     if line == "expired" {
                         return Report::Expired;
                     }
@@ -149,7 +157,7 @@ impl Supervised {
                     let _ = self.supervisor.wait().await;
                     return 0;
                 }
-                Report::Exited(code) => {
+                Report::Exited(code) | Report::Lapsed(code) => {
                     let _ = self.supervisor.wait().await;
                     return code;
                 }

@@ -386,6 +386,9 @@ enum Outcome {
 /// How one run of the command ended.
 enum Stop {
     LeadershipEnded,
+    /// The supervisor stopped the command at the lease deadline, before the
+    /// agent renewed it: not the command's own exit (no `on_exit`, no failure).
+    LeaseLapsed,
     Shutdown,
     Exited(i32),
 }
@@ -466,6 +469,17 @@ impl Run<'_> {
                 Stop::LeadershipEnded => {
                     tracing::info!(code, "the leadership ended; the command stopped");
                     return Outcome::Ended;
+                }
+                Stop::LeaseLapsed => {
+                    // The driver ends the leadership whose lease ran out, and
+                    // the check at the top waits for that; a renewal that came
+                    // just too late for the supervisor starts the command again.
+                    tracing::warn!(
+                        code,
+                        "the lease ran out before the agent renewed it (paused or starved): \
+                         the supervisor stopped the command"
+                    );
+                    continue;
                 }
                 Stop::Shutdown => return Outcome::Shutdown,
                 Stop::Exited(_) => tracing::info!(code, "the command exited"),
@@ -553,6 +567,10 @@ async fn watch(
                     view.update_child(|status| status.pid = Some(pid));
                 }
                 Report::Exited(code) => break Stop::Exited(code),
+                Report::Lapsed(code) => {
+                    child.reap().await;
+                    return (Stop::LeaseLapsed, code);
+                }
                 Report::Gone => break Stop::Exited(child.exited().await),
                 // Not started: the lease had run out. The leadership ends next.
                 Report::Expired => {
@@ -563,7 +581,7 @@ async fn watch(
         }
     };
     match stop {
-        Stop::LeadershipEnded | Stop::Shutdown => {
+        Stop::LeadershipEnded | Stop::LeaseLapsed | Stop::Shutdown => {
             tracing::info!("stopping the command");
             (stop, child.stop().await)
         }

@@ -24,9 +24,12 @@
 //! The protocol, one line each way:
 //! - agent to supervisor: `until <CLOCK_MONOTONIC nanoseconds>`, `until none`, `stop`;
 //! - supervisor to agent: `pid <command's pid>`, `exited <status>` (the exit code,
-//!   or 128 + the signal number), after which it exits with that status; or
-//!   `expired` instead of starting the command, when the deadline the agent gave
-//!   on the command line (`--until`) has passed already.
+//!   or 128 + the signal number), after which it exits with that status;
+//!   `lapsed <status>` instead when it stopped the command itself because the
+//!   lease deadline passed (so that the agent does not take the SIGTERM's 143
+//!   for the command's own exit); or `expired` instead of starting the command,
+//!   when the deadline the agent gave on the command line (`--until`) has
+//!   passed already.
 //!
 //! The command is started through one more re-execution, `bully-agent exec-child`,
 //! which asks the kernel to SIGKILL it should the supervisor die
@@ -106,7 +109,7 @@ pub fn status_code(status: ExitStatus) -> i32 {
 }
 
 /// Why the supervisor stops the command.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 enum StopReason {
     Asked,
     AgentGone,
@@ -216,7 +219,14 @@ pub async fn supervise(
     tracing::debug!(?reason, pid, "supervisor: stopping the command");
     let code = stop(&mut child, group, &tree, grace).await?;
     tree.remove();
-    let _ = write.write_all(format!("exited {code}\n").as_bytes()).await;
+    let report = if reason == StopReason::LeaseDeadline {
+        "lapsed"
+    } else {
+        "exited"
+    };
+    let _ = write
+        .write_all(format!("{report} {code}\n").as_bytes())
+        .await;
     Ok(code)
 }
 

@@ -282,6 +282,28 @@ fn paused_past_its_lease(mechanism: Mechanism) {
     job.wait_gone("after the pause and Ctrl-C");
 }
 
+/// Under `on_exit = "exit"` the supervisor's stop at the lease deadline is
+/// not the command's own exit: the agent, let go, runs the job again rather
+/// than leave with the SIGTERM's status (143).
+fn paused_past_its_lease_then_the_command_ends(mechanism: Mechanism) {
+    if !mechanism.available() {
+        return;
+    }
+    let mut job = Job::start(mechanism, "paused-exit", "exit");
+    signal(job.agent_pid(), Signal::SIGSTOP);
+    job.wait_gone("while the agent is paused past its lease");
+    signal(job.agent_pid(), Signal::SIGCONT);
+    job.wait_for_escapes(mechanism);
+    std::fs::write(job.lone.dir.path().join("end-the-command"), b"").unwrap();
+    assert_eq!(
+        job.wait_exit().code(),
+        Some(3),
+        "on_exit = exit: the status of the command's own exit, not of the lease's stop\n{}",
+        job.lone.log()
+    );
+    job.wait_gone("after the command ended by itself");
+}
+
 fn the_command_ends_by_itself(mechanism: Mechanism) {
     if !mechanism.available() {
         return;
@@ -361,6 +383,16 @@ fn a_pause_past_the_lease_stops_the_whole_tree_in_a_cgroup() {
 #[test]
 fn a_pause_past_the_lease_stops_the_whole_tree_under_the_subreaper() {
     paused_past_its_lease(Mechanism::Subreaper);
+}
+
+#[test]
+fn a_pause_past_the_lease_is_not_the_commands_exit_in_a_cgroup() {
+    paused_past_its_lease_then_the_command_ends(Mechanism::Cgroup);
+}
+
+#[test]
+fn a_pause_past_the_lease_is_not_the_commands_exit_under_the_subreaper() {
+    paused_past_its_lease_then_the_command_ends(Mechanism::Subreaper);
 }
 
 #[test]

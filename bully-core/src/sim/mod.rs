@@ -31,6 +31,8 @@
 
 pub mod chaos;
 mod check;
+mod faults;
+mod measure;
 mod network;
 pub mod partial;
 pub mod scenario;
@@ -50,7 +52,7 @@ pub use network::{LinkConfig, SendOutcome};
 pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
 
 use crate::config::{Config, ConfigError};
-use crate::event::{Event, FencingToken, Role};
+use crate::event::{Event, FencingToken};
 use crate::message::{Message, MessageKind, NodeId, Transmit};
 use crate::node::Node;
 use crate::stats::MessageCounts;
@@ -465,78 +467,6 @@ impl Simulation {
         Ok(())
     }
 
-    // ----- network faults -----
-
-    /// Sets the behaviour of every link without an override.
-    pub fn set_default_link(&mut self, link: LinkConfig) {
-        self.network.set_default_link(link);
-        self.note_network_change(format!("default link {link:?}"));
-    }
-
-    /// Overrides the behaviour of the directed link `from -> to`.
-    pub fn set_link(&mut self, from: NodeId, to: NodeId, link: LinkConfig) -> Result<(), SimError> {
-        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
-        self.network.set_link(from_index, to_index, link);
-        self.note_network_change(format!("link {from}->{to} {link:?}"));
-        Ok(())
-    }
-
-    /// Splits the cluster: members in different groups cannot reach each other.
-    /// Members in no group form one more group together.
-    pub fn partition(&mut self, groups: &[&[NodeId]]) -> Result<(), SimError> {
-        let rest = u32::try_from(groups.len()).unwrap_or(u32::MAX);
-        let mut assignment = vec![rest; self.ids.len()];
-        for (group, members) in groups.iter().enumerate() {
-            for &id in *members {
-                assignment[self.index(id)?] = u32::try_from(group).unwrap_or(u32::MAX);
-            }
-        }
-        self.network.set_groups(assignment);
-        self.note_network_change(format!("partition {groups:?}"));
-        Ok(())
-    }
-
-    /// Cuts the directed link `from -> to` (a one-way partition).
-    pub fn cut(&mut self, from: NodeId, to: NodeId) -> Result<(), SimError> {
-        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
-        self.network.cut(from_index, to_index);
-        self.note_network_change(format!("cut {from}->{to}"));
-        Ok(())
-    }
-
-    /// Cuts both directions between `a` and `b`. Cutting `a`–`c` while both still
-    /// reach `b` is the intersecting partition.
-    pub fn cut_both(&mut self, a: NodeId, b: NodeId) -> Result<(), SimError> {
-        self.cut(a, b)?;
-        self.cut(b, a)
-    }
-
-    /// Whether a message `from -> to` would get through now: no partition or cut
-    /// blocks it (a lossy link still counts as working).
-    pub fn link_works(&self, from: NodeId, to: NodeId) -> bool {
-        match (self.index(from), self.index(to)) {
-            (Ok(from), Ok(to)) => !self.network.is_blocked(from, to),
-            _ => false,
-        }
-    }
-
-    /// Removes every partition, cut and link override. Messages already lost stay
-    /// lost; the default link is left as it is.
-    pub fn heal(&mut self) {
-        self.network.heal();
-        self.record(TraceEntry::Fault {
-            description: "heal".to_owned(),
-        });
-    }
-
-    fn note_network_change(&mut self, description: String) {
-        let max_delay = self.slots[0].config.max_message_delay();
-        if self.network.is_faulty(max_delay) {
-            self.faulted = true;
-        }
-        self.record(TraceEntry::Fault { description });
-    }
-
     // ----- running -----
 
     /// Processes the next delivery or timer; `false` when nothing is scheduled.
@@ -770,151 +700,6 @@ impl Simulation {
                 outcome,
             });
         }
-    }
-
-    // ----- measurements -----
-
-    /// Zeroes the message counters and causal depths, and starts the clock of
-    /// [`since_reset`](Self::since_reset): call it just before the scenario to measure.
-    pub fn reset_counts(&mut self) {
-        self.sent = MessageCounts::default();
-        self.lost = 0;
-        self.max_depth = 0;
-        // The leaderships held now are the baseline, not changes.
-        self.followed.clear();
-        for node in self.slots.iter().filter_map(|slot| slot.node.as_ref()) {
-            if let Some(leader) = node.leader() {
-                self.followed.insert(leader.token());
-            }
-        }
-        self.baseline = self.followed.len() as u64;
-        self.measure_from = self.now;
-        for slot in &mut self.slots {
-            slot.depth = 0;
-        }
-    }
-
-    /// Messages sent since the last reset, by kind (lost and blocked ones included:
-    /// they were sent).
-    pub fn sent(&self) -> &MessageCounts {
-        &self.sent
-    }
-
-    /// Messages lost or blocked since the last reset.
-    pub fn lost(&self) -> u64 {
-        self.lost
-    }
-
-    /// The longest causal chain of messages since the last reset: the seeds'
-    /// "sequential (dependent) messages". Heartbeats are not counted in chains.
-    pub fn max_depth(&self) -> u64 {
-        self.max_depth
-    }
-
-    /// How many leaderships (fencing tokens) some member other than the leader
-    /// followed since the last reset, or that a member held while alone: the leader
-    /// changes the cluster saw. A stale announcement everyone refused is not one.
-    pub fn leader_changes(&self) -> u64 {
-        self.followed.len() as u64 - self.baseline
-    }
-
-    /// Simulated time since the last reset.
-    pub fn since_reset(&self) -> Duration {
-        self.now - self.measure_from
-    }
-
-    /// `duration` in message delays (of the default link).
-    pub fn in_delays(&self, duration: Duration) -> f64 {
-        duration.as_secs_f64() / self.message_delay().as_secs_f64()
-    }
-
-    /// Messages in flight now.
-    pub fn in_flight(&self) -> usize {
-        self.network.in_flight()
-    }
-
-    /// Every message in flight now, in the order they will be delivered, with when
-    /// each was sent and when it lands: what a viewer needs to draw messages on
-    /// their way (the browser simulator in `examples/web` does). Lost and blocked
-    /// messages are not in flight.
-    pub fn messages_in_flight(&self) -> impl Iterator<Item = InFlightMessage<'_>> {
-        self.network.iter().map(|in_flight| InFlightMessage {
-            from: in_flight.sender,
-            to: self.ids[in_flight.to],
-            message: &in_flight.message,
-            sent_us: micros(self.epoch, in_flight.sent),
-            arrives_us: micros(self.epoch, in_flight.at),
-        })
-    }
-
-    /// The leader every live member names, if they all name the same leadership
-    /// (the same fencing token) and its member is live and leading in it.
-    pub fn agreed_leader(&self) -> Option<NodeId> {
-        // One leadership followed, by every live member.
-        let (&token, &followers) = self.following.first_key_value()?;
-        if self.following.len() > 1 || followers != self.live {
-            return None;
-        }
-        let leader = self.node(token.leader)?;
-        let held = leader.leader().map(|leader| leader.token()) == Some(token);
-        (leader.role() == Role::Leader && held).then_some(token.leader)
-    }
-
-    /// The members that consider themselves leader now, ascending.
-    pub fn leaders(&self) -> Vec<NodeId> {
-        self.slots
-            .iter()
-            .filter(|slot| {
-                slot.node
-                    .as_ref()
-                    .is_some_and(|node| node.role() == Role::Leader)
-            })
-            .map(|slot| slot.id)
-            .collect()
-    }
-
-    /// The highest live member.
-    pub fn highest_live(&self) -> Option<NodeId> {
-        self.slots
-            .iter()
-            .rev()
-            .find(|slot| slot.up)
-            .map(|slot| slot.id)
-    }
-
-    /// Safety violations seen so far (S1 to S3, see [`Violation`]).
-    pub fn violations(&self) -> &[Violation] {
-        self.checker.violations()
-    }
-
-    /// How many times two members announced the same term outside the synchronous
-    /// model (allowed without a quorum; ordered by the fencing token).
-    pub fn same_term_leaders(&self) -> u64 {
-        self.checker.same_term_leaders()
-    }
-
-    /// Records that the run left the synchronous model by other means than the
-    /// network or a restart (a wrong failure-detector report).
-    pub(crate) fn mark_faulted(&mut self) {
-        self.faulted = true;
-    }
-
-    /// How many times a member became leader while another was leading (a
-    /// violation with a quorum; counted without one).
-    pub fn overlapping_leaderships(&self) -> u64 {
-        self.checker.overlaps()
-    }
-
-    /// Whether the run has left the synchronous model (a network fault or a restart).
-    pub fn has_faulted(&self) -> bool {
-        self.faulted
-    }
-
-    /// When a member's current incarnation came up.
-    pub fn up_since(&self, id: NodeId) -> Option<Instant> {
-        let index = self.index(id).ok()?;
-        let slot = &self.slots[index];
-        slot.up.then_some(slot.up_since)
     }
 
     fn unfollow(&mut self, follows: Option<FencingToken>) {

@@ -125,14 +125,8 @@ fn sweep_config(config: &Config, count: u64, first_seed: u64) {
             FaultMix::ALL
         };
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let schedule = random_schedule(
-            seed,
-            &members,
-            20,
-            Duration::from_millis(300),
-            config.max_message_delay(),
-            mix,
-        );
+        let schedule =
+            random_schedule(seed, &members, 20, Duration::from_millis(300), &config, mix);
         match check_schedule(seed, n, &config, &schedule) {
             Ok(settle) => {
                 let after = settle.converged_after.unwrap_or_default();

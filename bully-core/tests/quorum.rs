@@ -138,7 +138,7 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
                 &members,
                 16,
                 Duration::from_millis(400),
-                config.max_message_delay(),
+                &config,
                 FaultMix::ALL,
             );
             let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();

@@ -10,8 +10,8 @@ impl Simulation {
     /// Starts one member (`Node::start`): from now on it is up.
     pub fn start(&mut self, id: NodeId) -> Result<(), SimError> {
         let index = self.index(id)?;
-        let now = self.now;
         let slot = &mut self.slots[index];
+        let now = slot.clock.local(self.now);
         let node = slot.node.as_mut().ok_or(SimError::Crashed(id))?;
         if !slot.up {
             slot.up = true;
@@ -77,14 +77,17 @@ impl Simulation {
         }
     }
 
-    /// Applies a command to a live member and routes what it produced.
+    /// Applies a command to a live member and routes what it produced. The
+    /// command is given the member's own clock's reading (the simulation's
+    /// [`now`](Self::now) unless its clock drifts or stepped: see
+    /// [`set_clock_drift`](Self::set_clock_drift)).
     pub fn command<R>(
         &mut self,
         id: NodeId,
         command: impl FnOnce(&mut Node, Instant) -> R,
     ) -> Result<R, SimError> {
         let index = self.index(id)?;
-        let now = self.now;
+        let now = self.slots[index].clock.local(self.now);
         let node = self.slots[index]
             .node
             .as_mut()
@@ -102,13 +105,15 @@ impl Simulation {
         if let Some(node) = self.slots[index].node.take() {
             self.slots[index].last_state = node.durable_state();
             self.slots[index].timer_at = None;
+            self.slots[index].timer_real = None;
             let follows = self.slots[index].follows.take();
             self.unfollow(follows);
             if std::mem::take(&mut self.slots[index].up) {
                 self.live -= 1;
             }
+            let slot = &self.slots[index];
             self.checker
-                .crashed(self.now, index, &self.slots[index].config);
+                .crashed(self.now, &slot.clock, index, &slot.config);
             self.record(TraceEntry::Crash { node: id });
         }
         Ok(())

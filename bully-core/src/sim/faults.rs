@@ -5,8 +5,15 @@ use super::{LinkConfig, SimError, Simulation, TraceEntry};
 use crate::message::NodeId;
 
 impl Simulation {
-    /// Sets the behaviour of every link without an override.
+    /// Sets the behaviour of every link without an override. Its `delay`
+    /// becomes the [`message_delay`](Self::message_delay) that healing restores.
     pub fn set_default_link(&mut self, link: LinkConfig) {
+        self.nominal_delay = link.delay;
+        self.change_default_link(link);
+    }
+
+    /// Sets the default link without changing the nominal delay (a fault).
+    pub(crate) fn change_default_link(&mut self, link: LinkConfig) {
         self.network.set_default_link(link);
         self.note_network_change(format!("default link {link:?}"));
     }

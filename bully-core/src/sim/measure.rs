@@ -141,7 +141,16 @@ impl Simulation {
         self.checker.overlaps()
     }
 
-    /// Whether the run has left the synchronous model (a network fault or a restart).
+    /// How many times, with a quorum, a member's work started while another
+    /// member's might still run (the work model of W1; a violation unless a
+    /// running member's clock stepped: see [`clock_stepped`](Self::clock_stepped)).
+    pub fn work_overlaps(&self) -> u64 {
+        self.checker.work_overlaps()
+    }
+
+    /// Whether the run has left the synchronous model: a network fault, a
+    /// restart, a wrong detector report or step-down, or a running member's
+    /// clock stepping forward.
     pub fn has_faulted(&self) -> bool {
         self.faulted
     }

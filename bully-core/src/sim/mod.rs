@@ -31,6 +31,7 @@
 
 pub mod chaos;
 mod check;
+mod clock;
 mod commands;
 mod faults;
 mod measure;
@@ -58,6 +59,7 @@ use crate::message::{Message, MessageKind, NodeId, Transmit};
 use crate::node::Node;
 use crate::stats::MessageCounts;
 use check::Checker;
+use clock::Clock;
 use network::Network;
 
 /// A simulation call named something it cannot act on.
@@ -79,6 +81,9 @@ pub enum SimError {
     /// A node refused a command.
     #[error(transparent)]
     Command(#[from] crate::error::CommandError),
+    /// A clock drift outside what `Simulation::set_clock_drift` accepts.
+    #[error("clock drift {0} is outside [-0.9, 1]: a clock must run forward")]
+    ClockDrift(f64),
 }
 
 /// A message on its way, as [`Simulation::messages_in_flight`] shows it.
@@ -113,8 +118,14 @@ struct Slot {
     up_since: Instant,
     /// The longest causal chain of messages this node has seen since the last reset.
     depth: u64,
-    /// The deadline queued for this node in the timer heap.
+    /// The deadline its node asked for last (`Node::poll_timeout`), on its own
+    /// clock.
     timer_at: Option<Instant>,
+    /// When that deadline comes in real time: the key queued in the timer heap.
+    timer_real: Option<Instant>,
+    /// The member's clock (see `clock.rs`); it keeps running while the member is
+    /// down.
+    clock: Clock,
     /// The leadership it followed after its last input (`None` while crashed).
     follows: Option<FencingToken>,
 }
@@ -133,6 +144,11 @@ pub struct Simulation {
     checker: Checker,
     /// Whether the run has left the synchronous model (see `check.rs`).
     faulted: bool,
+    /// Whether a running member's clock stepped (see `clock.rs`).
+    clock_stepped: bool,
+    /// The default link's delay as set (`LinkConfig::delay` of `Simulation::new`
+    /// or `set_default_link`): jitter within the timing model delivers within it.
+    nominal_delay: Duration,
     /// Members up now.
     live: usize,
     /// How many live members follow each leadership: kept after every input, so
@@ -202,6 +218,8 @@ impl Simulation {
                 up_since: epoch,
                 depth: 0,
                 timer_at: None,
+                timer_real: None,
+                clock: Clock::exact(epoch),
                 follows: None,
             });
         }
@@ -223,6 +241,8 @@ impl Simulation {
             slots,
             timers: BinaryHeap::new(),
             faulted: false,
+            clock_stepped: false,
+            nominal_delay: link.delay,
             live,
             following: BTreeMap::new(),
             amnesia: false,
@@ -286,9 +306,12 @@ impl Simulation {
         self.index(id).is_ok_and(|index| self.slots[index].up)
     }
 
-    /// The message-delay unit: the default link's fixed delay.
+    /// The message-delay unit: the default link's fixed delay as set (by
+    /// [`new`](Self::new) or [`set_default_link`](Self::set_default_link));
+    /// jitter within the timing model ([`Action::Reorder`](chaos::Action::Reorder))
+    /// delivers within it.
     pub fn message_delay(&self) -> Duration {
-        self.network.default_link().delay
+        self.nominal_delay
     }
 
     /// [`Config::settle_bound`] of the first member's configuration for this
@@ -387,7 +410,7 @@ impl Simulation {
     /// The earliest valid timer; stale heap entries are discarded on the way.
     fn next_timer(&mut self) -> Option<(Instant, usize)> {
         while let Some(&Reverse((at, index))) = self.timers.peek() {
-            if self.slots[index].timer_at == Some(at) {
+            if self.slots[index].timer_real == Some(at) {
                 return Some((at, index));
             }
             self.timers.pop();
@@ -401,8 +424,8 @@ impl Simulation {
         };
         self.now = self.now.max(in_flight.at);
         let (from, to) = (in_flight.sender, self.ids[in_flight.to]);
-        let now = self.now;
         let slot = &mut self.slots[in_flight.to];
+        let now = slot.clock.local(self.now);
         let Some(node) = slot.node.as_mut().filter(|_| slot.up) else {
             self.record(TraceEntry::Undeliverable {
                 from,
@@ -414,7 +437,7 @@ impl Simulation {
         slot.depth = slot.depth.max(in_flight.depth);
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceRecord {
-                at_us: micros(self.epoch, now),
+                at_us: micros(self.epoch, self.now),
                 entry: TraceEntry::Deliver {
                     from,
                     to,
@@ -429,9 +452,10 @@ impl Simulation {
     fn fire(&mut self, deadline: Instant, index: usize) {
         self.timers.pop();
         self.now = self.now.max(deadline);
-        let now = self.now;
         let slot = &mut self.slots[index];
+        let now = slot.clock.local(self.now);
         slot.timer_at = None;
+        slot.timer_real = None;
         let id = slot.id;
         if let Some(node) = slot.node.as_mut().filter(|_| slot.up) {
             node.handle_timeout(now);
@@ -462,7 +486,7 @@ impl Simulation {
             self.event_buf.push(event);
         }
         self.checker
-            .after_input(now, index, node, &self.event_buf, strict);
+            .after_input(now, &slot.clock, index, node, &self.event_buf, strict);
         // A member that is down follows nobody, whatever its node was told.
         let follows = node
             .leader()
@@ -488,7 +512,9 @@ impl Simulation {
         let next = node.poll_timeout();
         if next != slot.timer_at {
             slot.timer_at = next;
-            if let Some(at) = next {
+            // Due on the node's clock at `at`: in real time, then (never before now).
+            slot.timer_real = next.map(|at| slot.clock.real(at).max(now));
+            if let Some(at) = slot.timer_real {
                 self.timers.push(Reverse((at, index)));
             }
         }

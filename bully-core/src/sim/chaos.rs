@@ -197,9 +197,9 @@ impl Simulation {
         let healed_at = self.now;
         let bound = self.settle_bound();
         let give_up = healed_at + bound * 2;
-        let sitting = self.agreed_leader();
-        let mut agreed_since = sitting.map(|_| self.now);
-        let mut leader = sitting;
+        let sitting = self.sitting_leader();
+        let mut agreed_since = self.agreed_leader().map(|_| self.now);
+        let mut leader = self.agreed_leader();
         while self.now < give_up {
             let Some(next) = self.next_instant().filter(|&next| next <= give_up) else {
                 self.now = give_up;
@@ -225,11 +225,53 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// The leader every live member names now, if it is sure to keep leading
+    /// on a healed network (reliable links of the message delay): its next
+    /// heartbeat round (a heartbeat interval on its clock, at the latest)
+    /// reaches every other live member before any timer of theirs fires, so
+    /// none of them suspects it for what the faults did; and, with a quorum,
+    /// its lease outlasts that round's acknowledgements. A leader that falls
+    /// short may lose its leadership to the faults' after-effects (a lease
+    /// lapsing, a follower cut off until the heal timing out on it) whatever
+    /// the preemption policy.
+    fn sitting_leader(&self) -> Option<NodeId> {
+        let id = self.agreed_leader()?;
+        let index = self.index(id).ok()?;
+        let slot = &self.slots[index];
+        let node = slot.node.as_ref()?;
+        let config = node.config();
+        let local = slot.clock.local(self.now);
+        let next_round = slot
+            .clock
+            .real(local.checked_add(config.heartbeat_interval())?);
+        let heard = next_round.checked_add(self.message_delay())?;
+        let followers_wait = self.slots.iter().enumerate().all(|(other, slot)| {
+            other == index || !slot.up || slot.timer_real.is_none_or(|at| at > heard)
+        });
+        if !followers_wait {
+            return None;
+        }
+        match node.exclusive_until() {
+            Some(lease) => {
+                let renewed = next_round.checked_add(config.round_trip())?;
+                (renewed < slot.clock.real(lease)).then_some(id)
+            }
+            // Without a quorum nothing but a message ends a leadership.
+            None if config.quorum() == crate::config::Quorum::None => Some(id),
+            None => None,
+        }
+    }
+}
+
 /// How a cluster recovered once the faults stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settle {
     /// The leader every live member named when the faults stopped (once the
-    /// messages sent under them had landed), if they named one: under
+    /// messages sent under them had landed), if they named one and nothing the
+    /// faults left behind can end its leadership: its next heartbeat round
+    /// reaches every member before any of their timers fires and, with a
+    /// quorum, its lease outlasts that round's acknowledgements. Under
     /// `Preemption::Never` it is the one that keeps leading (L1).
     pub sitting: Option<NodeId>,
     /// The leader everyone agreed on at the end, if they did.

@@ -155,6 +155,14 @@ impl Simulation {
         self.faulted
     }
 
+    /// Whether a member has restarted without its durable state
+    /// ([`restart`](Self::restart)): its forgotten vote could elect a second
+    /// leader of a term, so from then on S1 is counted, not flagged, even with a
+    /// quorum.
+    pub fn restarted_without_state(&self) -> bool {
+        self.amnesia
+    }
+
     /// When a member's current incarnation came up.
     pub fn up_since(&self, id: NodeId) -> Option<Instant> {
         let index = self.index(id).ok()?;

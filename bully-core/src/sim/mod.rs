@@ -6,6 +6,12 @@
 //! ties break by send order then member order, so the same seed gives the same run,
 //! byte for byte.
 //!
+//! That clock is real time. Each member also has a clock of its own, which may
+//! drift and step ([`Simulation::set_clock_drift`], [`Simulation::step_clock`]):
+//! its node is given that clock's readings, its timers fire when that clock reads
+//! their deadlines, and the checker compares leaderships and work in real time.
+//! Unless a test sets them, every member's clock reads the real time.
+//!
 //! The one clock read in the crate is here: [`Simulation::new`] takes
 //! `Instant::now()` once as the epoch, because an [`Instant`] cannot be made
 //! any other way. Nothing depends on its value; traces record offsets from it.
@@ -33,6 +39,7 @@ pub mod chaos;
 mod check;
 mod clock;
 mod commands;
+mod error;
 mod faults;
 mod measure;
 mod network;
@@ -50,6 +57,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use check::Violation;
+pub use error::SimError;
 pub use network::{LinkConfig, SendOutcome};
 pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
 
@@ -61,30 +69,6 @@ use crate::stats::MessageCounts;
 use check::Checker;
 use clock::Clock;
 use network::Network;
-
-/// A simulation call named something it cannot act on.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SimError {
-    /// The id is not a member of the simulated cluster.
-    #[error("node {0} is not in the simulation")]
-    UnknownNode(NodeId),
-    /// The node is crashed, so it cannot take the command.
-    #[error("node {0} is crashed")]
-    Crashed(NodeId),
-    /// `seed004_experiment` was asked for an experiment the seed does not describe.
-    #[error("seed 004 describes experiments 1 to 5, not {0}")]
-    UnknownExperiment(u8),
-    /// The node configuration was rejected.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A node refused a command.
-    #[error(transparent)]
-    Command(#[from] crate::error::CommandError),
-    /// A clock drift outside what `Simulation::set_clock_drift` accepts.
-    #[error("clock drift {0} is outside [-0.9, 1]: a clock must run forward")]
-    ClockDrift(f64),
-}
 
 /// A message on its way, as [`Simulation::messages_in_flight`] shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -187,6 +187,7 @@ struct Tally {
 fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
     let seeds = quorum_seeds();
     let setups = setups();
+    let mut failures = Vec::new();
     for algorithm in ALGORITHMS {
         let mut tally = Tally::default();
         for seed in 0..seeds {
@@ -215,10 +216,13 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
             };
             let context =
                 format!("{algorithm:?} seed {seed} n {n} {quorum:?} {preemption:?} rho {rho}");
-            check_schedule(seed, n, &config, mix, &context, &mut tally);
+            tally.schedules += 1;
+            if let Err(broken) = check_schedule(seed, n, &config, mix, &mut tally) {
+                failures.push(format!("{context}: {broken}"));
+            }
         }
         eprintln!(
-            "{algorithm:?}: {} schedules with a quorum, 0 violations; exclusive leadership and \
+            "{algorithm:?}: {} schedules with a quorum; exclusive leadership and \
              W1 enforced to the end in {} (no running member's clock stepped; {} overlaps \
              counted after steps), S1 as well in {} (nobody restarted without its state); \
              under Never a sitting leader kept leading in {}; without a quorum {} stayed in \
@@ -237,34 +241,53 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
             "{algorithm:?}: most schedules keep the lease checks on"
         );
     }
+    // Every broken schedule, not only the first: a long run tells them all.
+    for failure in &failures {
+        eprintln!("{failure}\n");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} schedules broke a property (listed above)",
+        failures.len(),
+        seeds * ALGORITHMS.len() as u64
+    );
+}
+
+/// Fails the schedule with a message unless `$cond` holds.
+macro_rules! ensure {
+    ($cond:expr, $($message:tt)+) => {
+        if !$cond {
+            return Err(format!($($message)+));
+        }
+    };
 }
 
 /// Runs one seeded schedule with `config`, then without a quorum, and checks
-/// what [`no_two_members_ever_lead_at_once_under_any_fault_schedule`] says.
+/// what [`no_two_members_ever_lead_at_once_under_any_fault_schedule`] says; the
+/// error names what broke, with the schedule.
 fn check_schedule(
     seed: u64,
     n: u64,
     config: &Config,
     mix: FaultMix,
-    context: &str,
     tally: &mut Tally,
-) {
+) -> Result<(), String> {
     let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
     let schedule = random_schedule(seed, &members, 16, Duration::from_millis(400), config, mix);
     let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();
-        assert!(
+        ensure!(
             sim.violations().is_empty(),
-            "{context}: {:?} after {action:?}\n{schedule:?}",
+            "{:?} after {action:?}\n{schedule:?}",
             sim.violations()
         );
     }
     let settle = sim.heal_and_settle();
-    assert!(
+    ensure!(
         sim.violations().is_empty(),
-        "{context}: {:?}",
+        "{:?} while settling\n{schedule:?}",
         sim.violations()
     );
     let quorum = config.quorum_size(members.len()).unwrap();
@@ -278,20 +301,18 @@ fn check_schedule(
             }
             _ => sim.highest_live(),
         };
-        assert!(expected.is_some(), "{context}: L1, no leader\n{schedule:?}");
-        assert_eq!(
-            settle.leader, expected,
-            "{context}: L1 ({settle:?})\n{schedule:?}"
+        ensure!(expected.is_some(), "L1, no leader\n{schedule:?}");
+        ensure!(
+            settle.leader == expected,
+            "L1: {settle:?}, expected {expected:?}\n{schedule:?}"
         );
-        assert!(
-            settle.within_bound(),
-            "{context}: L2 {settle:?}\n{schedule:?}"
-        );
+        ensure!(settle.within_bound(), "L2: {settle:?}\n{schedule:?}");
     } else {
-        assert_eq!(settle.leader, None, "{context}: L1, a minority led");
-        assert!(sim.leaders().is_empty(), "{context}: a minority led");
+        ensure!(
+            settle.leader.is_none() && sim.leaders().is_empty(),
+            "L1: a minority led: {settle:?}\n{schedule:?}"
+        );
     }
-    tally.schedules += 1;
     if !sim.clock_stepped() {
         tally.leases_strict += 1;
         if !sim.restarted_without_state() {
@@ -307,9 +328,9 @@ fn check_schedule(
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();
-        assert!(
+        ensure!(
             sim.violations().is_empty(),
-            "{context}, no quorum: {:?} after {action:?}\n{schedule:?}",
+            "no quorum: {:?} after {action:?}\n{schedule:?}",
             sim.violations()
         );
     }
@@ -317,6 +338,7 @@ fn check_schedule(
         tally.plain_in_model += 1;
     }
     tally.overlaps_without += sim.overlapping_leaderships();
+    Ok(())
 }
 
 #[test]

@@ -460,6 +460,11 @@ impl Config {
         self.resign_delay
     }
 
+    /// ρ, the bound on the clocks' relative drift (see [`Config::with_clock_drift`]).
+    pub fn clock_drift(&self) -> f64 {
+        self.clock_drift
+    }
+
     /// The quorum setting.
     pub fn quorum(&self) -> Quorum {
         self.quorum

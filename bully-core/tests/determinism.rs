@@ -18,7 +18,7 @@ fn run(seed: u64) -> (String, String) {
         &members,
         30,
         Duration::from_millis(200),
-        config.max_message_delay(),
+        &config,
         FaultMix::ALL,
     );
     for action in &schedule {

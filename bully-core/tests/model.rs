@@ -12,15 +12,22 @@
 //!
 //! Time is discrete and shared, with one fixed base instant, so that two paths to
 //! the same situation reach equal states: every input at tick `k` is given
-//! `base + k * TICK`. stateright's own actor model fires timers whenever it
+//! `base + k * TICK` on the member's own clock, which runs `1 + drift` times as
+//! fast as the model's. stateright's own actor model fires timers whenever it
 //! likes, which is the asynchronous model in which Bully promises nothing; here
 //! time is part of the state instead, as in the simulator:
 //!
 //! - a message sent at tick `k` arrives at tick `k + 1` or `k + 2` (`T_M` is two
 //!   ticks), or is lost; at one instant, messages are delivered before timers
 //!   fire (a message arriving exactly at a deadline is in time);
-//! - a timer fires at its deadline, never later: time does not pass while a
-//!   timer is due or a message must arrive;
+//! - a timer fires at the first tick at which its member's clock has reached
+//!   the deadline, never later: time does not pass while a timer is due or a
+//!   message must arrive;
+//! - with a quorum the configuration allows clocks to drift apart by ρ = 0.05
+//!   (`BULLY_MODEL_DRIFT`), and they do: the highest member's clock, the first
+//!   leader's, runs ρ slow and the others' ρ fast, the case in which a lease
+//!   measured on the leader's clock and promises measured on the followers'
+//!   are closest (A2). Without a quorum the clocks are exact;
 //! - each member boots (`Node::start`) at a tick of its choosing within
 //!   [`Bounds::boot_window`]; up to [`Bounds::crashes`] members crash for good;
 //!   up to [`Bounds::losses`] messages are lost; in the partial-partition
@@ -39,7 +46,9 @@
 //! - **S3** a node never accepts, or follows, a token below the highest it had
 //!   accepted.
 //! - With a quorum, exclusive leadership: no member becomes leader while another
-//!   is leading (all members share the model's clock, so leases are exact).
+//!   is leading, in the model's time (each member's lease and promises on its own
+//!   drifting clock). A test with the leader's clock ten times ρ slow shows the
+//!   check failing.
 //! - sometimes: a leader is elected (every live, booted member follows it).
 //!
 //! `BULLY_MODEL_MEMBERS=4` checks four members instead, depth first (minutes per
@@ -63,7 +72,8 @@ const TICK: Duration = Duration::from_millis(10);
 /// `T_M` is two ticks, processing takes no time, heartbeats go every three ticks
 /// and a leader is suspected after six (staggered by rank); an answer is waited
 /// for `2 T_M` (four ticks). With a majority quorum the leader timeout is ten
-/// ticks, so that the leader's lease outlasts a heartbeat interval and a round trip.
+/// ticks, so that the leader's lease (shortened for the drift bound ρ of
+/// [`Bounds::rho`]) outlasts a heartbeat interval and a round trip.
 fn config(algorithm: Algorithm, quorum: bool) -> Config {
     let config = Config::default()
         .with_algorithm(algorithm)
@@ -93,6 +103,9 @@ struct Bounds {
     crashes: u8,
     /// Links that may be cut in one run (one direction, or both), for good.
     cuts: u8,
+    /// With a quorum: ρ, the drift bound the configuration states, and the
+    /// drift of the clocks (the highest member's `-ρ`, the others' `+ρ`).
+    rho: f64,
 }
 
 impl Bounds {
@@ -113,6 +126,10 @@ impl Bounds {
             (Algorithm::Ring, true) => (50, 1),
             (_, true) => (30, 2),
         };
+        let rho = std::env::var("BULLY_MODEL_DRIFT")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.05);
         Bounds {
             members,
             horizon: env("BULLY_MODEL_HORIZON").unwrap_or(horizon),
@@ -120,6 +137,7 @@ impl Bounds {
             losses: env("BULLY_MODEL_LOSSES").unwrap_or(losses) as u8,
             crashes: 1,
             cuts: 0,
+            rho: if quorum { rho } else { 0.0 },
         }
     }
 
@@ -252,22 +270,39 @@ struct BullyModel {
     config: Config,
     ids: Vec<NodeId>,
     base: Instant,
+    /// Each member's clock drift, in parts per million.
+    drift_ppm: Vec<i64>,
 }
 
 impl BullyModel {
     fn new(algorithm: Algorithm, quorum: bool, bounds: Bounds) -> BullyModel {
+        let ppm = (bounds.rho * 1e6).round() as i64;
+        // The highest member, the first leader, slow; the others fast.
+        let drift_ppm = (0..bounds.members)
+            .map(|index| {
+                if index + 1 == bounds.members {
+                    -ppm
+                } else {
+                    ppm
+                }
+            })
+            .collect();
         BullyModel {
             algorithm,
             quorum,
             bounds,
-            config: config(algorithm, quorum),
+            config: config(algorithm, quorum).with_clock_drift(bounds.rho),
             ids: (1..=bounds.members as u64).map(NodeId).collect(),
             base: Instant::now(),
+            drift_ppm,
         }
     }
 
-    fn at(&self, tick: u32) -> Instant {
-        self.base + TICK * tick
+    /// What member `index`'s clock reads at `tick`.
+    fn at(&self, tick: u32, index: usize) -> Instant {
+        let nanos = TICK.as_nanos() as i64 * i64::from(tick);
+        let drifted = nanos + nanos * self.drift_ppm[index] / 1_000_000;
+        self.base + Duration::from_nanos(drifted.max(0) as u64)
     }
 
     fn index(&self, id: NodeId) -> usize {
@@ -276,7 +311,7 @@ impl BullyModel {
 
     /// Whether member `index` has a timer due now.
     fn due(&self, state: &State, index: usize) -> bool {
-        let now = self.at(state.tick);
+        let now = self.at(state.tick, index);
         state.members[index]
             .as_ref()
             .and_then(|member| member.node.poll_timeout())
@@ -286,7 +321,7 @@ impl BullyModel {
     /// Feeds one input to member `index` at the current tick, then routes what it
     /// sent and checks S1 to S3 on what it did.
     fn input(&self, state: &mut State, index: usize, input: impl FnOnce(&mut Node, Instant)) {
-        let now = self.at(state.tick);
+        let now = self.at(state.tick, index);
         let tick = state.tick;
         let Some(member) = state.members[index].as_mut() else {
             return;
@@ -535,13 +570,13 @@ impl Model for BullyModel {
             Action::Tick => {
                 state.tick += 1;
                 state.fired = false;
-                let now = self.at(state.tick);
-                for member in state.members.iter_mut().flatten() {
+                for (index, member) in state.members.iter_mut().enumerate() {
+                    let Some(member) = member else { continue };
                     // Move every node's clock to the new tick, so that nodes that
                     // differ only in when they last heard something compare equal: a
                     // refused command takes `now` and changes nothing else.
                     let own = member.node.id();
-                    let _ = member.node.add_member(now, own);
+                    let _ = member.node.add_member(self.at(state.tick, index), own);
                 }
             }
         }
@@ -647,7 +682,11 @@ impl BullyModel {
 impl fmt::Display for BullyModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let quorum = if self.quorum { ", majority quorum" } else { "" };
-        write!(f, "{:?}{quorum}, {:?}", self.algorithm, self.bounds)
+        write!(
+            f,
+            "{:?}{quorum}, clocks {:?} ppm, {:?}",
+            self.algorithm, self.drift_ppm, self.bounds
+        )
     }
 }
 
@@ -723,6 +762,48 @@ fn modified_bully_with_a_majority_quorum_never_has_two_leaders() {
 #[test]
 fn the_ring_with_a_majority_quorum_never_has_two_leaders() {
     check(Algorithm::Ring, true);
+}
+
+/// The lease check can fail: the same model with the leader's clock running
+/// ten times ρ slow (the others ρ fast), a drift the configuration does not
+/// allow for. Its lease, measured on that clock, outlasts the promises its
+/// followers made, and a path on which a new leader is elected while it still
+/// leads exists; the checker finds it.
+#[test]
+fn a_clock_drifting_beyond_the_bound_lets_two_members_lead_at_once() {
+    // The leader cut off from both others (two cuts), nothing lost or crashed.
+    let bounds = Bounds {
+        cuts: 2,
+        ..Bounds::with_a_cut_link(Algorithm::Classic, true)
+    };
+    let mut model = BullyModel::new(Algorithm::Classic, true, bounds);
+    let ppm = (bounds.rho * 1e6).round() as i64;
+    if let Some(leader) = model.drift_ppm.last_mut() {
+        *leader = -10 * ppm;
+    }
+    let name = model.to_string();
+    let checker = model
+        .checker()
+        .threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .finish_when(stateright::HasDiscoveries::AnyFailures)
+        .spawn_bfs()
+        .join();
+    let path = checker
+        .discovery("with a quorum, never two leaders at once")
+        .unwrap_or_else(|| panic!("{name}: no overlap found"));
+    let states = path.into_states();
+    let last = states.last().expect("a path has states");
+    assert!(
+        matches!(last.broken, Some(Broken::OverlappingLeaders { .. })),
+        "{:?}",
+        last.broken
+    );
+    eprintln!(
+        "{name}: two leaders at once after {} steps ({} states):\n{}",
+        states.len(),
+        checker.unique_state_count(),
+        checker.model().explain(&states)
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The quorum gate: no split brain under any partition, and what it costs.
 //!
 //! `BULLY_QUORUM_SEEDS` sets how many seeded fault schedules the sweep runs per
-//! algorithm (2,000 by default; CI runs 10,000; 100,000 for the issue's claim).
+//! algorithm (2,000 by default; CI runs 10,000; 100,000 for the README's full
+//! claim), taking the sweep's 69 configurations (members, quorum, preemption)
+//! in turn.
 #![cfg(feature = "sim")]
 
 use std::time::Duration;
@@ -9,7 +11,9 @@ use std::time::Duration;
 use bully_core::sim::Simulation;
 use bully_core::sim::chaos::{FaultMix, random_schedule};
 use bully_core::sim::scenario;
-use bully_core::{Algorithm, Config, MessageKind, NodeId, Quorum, Role};
+use bully_core::{Algorithm, Config, MessageKind, NodeId, Preemption, Quorum, Role};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
@@ -114,86 +118,227 @@ fn an_intersecting_partition_never_yields_two_leaders() {
     }
 }
 
+/// The quorums the sweep covers for `n` members: a majority, and every
+/// `AtLeast(k)` above half of them (two such quorums always share a member,
+/// which is what the claim rests on).
+fn quorums(n: u64) -> Vec<Quorum> {
+    let mut quorums = vec![Quorum::Majority];
+    quorums.extend((n as usize / 2 + 1..=n as usize).map(Quorum::AtLeast));
+    quorums
+}
+
+/// Every `(members, quorum, preemption)` the sweep covers: 3 to 9 members,
+/// each quorum of [`quorums`], each preemption policy.
+fn setups() -> Vec<(u64, Quorum, Preemption)> {
+    let mut setups = Vec::new();
+    for n in 3..=9 {
+        for quorum in quorums(n) {
+            for preemption in [
+                Preemption::Always,
+                Preemption::Never,
+                Preemption::AfterStable(Duration::from_millis(800)),
+            ] {
+                setups.push((n, quorum, preemption));
+            }
+        }
+    }
+    setups
+}
+
+/// What one algorithm's sweep saw.
+#[derive(Default)]
+struct Tally {
+    schedules: u64,
+    /// Schedules in which no running member's clock stepped: exclusive
+    /// leadership and W1 were enforced after every input to the end.
+    leases_strict: u64,
+    /// Schedules in which, besides, no member restarted without its state: S1
+    /// too was enforced to the end.
+    strict: u64,
+    /// Leaderships and work that overlapped after a running member's clock
+    /// stepped (outside A2: counted, not flagged).
+    overlaps_after_steps: u64,
+    /// The same schedules without a quorum: how many stayed in the timing model
+    /// (S1 enforced to the end), and how many times two members led at once.
+    plain_in_model: u64,
+    overlaps_without: u64,
+    /// Schedules under `Preemption::Never` with a sitting leader when the
+    /// faults stopped (which then kept leading).
+    sitting_kept: u64,
+}
+
 /// The issue's claim, over seeded schedules with every fault: partitions
-/// (symmetric, one-way, intersecting), loss, duplication, jitter past the model,
-/// crashes, restarts with and without state, wrong detector reports, elections
-/// and step-downs on command; a quarter of them with a resign delay.
+/// (symmetric, one-way, intersecting), loss, duplication, reordering within
+/// `T_M` and jitter past it, crashes, restarts with and without state, wrong
+/// detector reports, elections and step-downs on command, clocks drifting
+/// within the configuration's ρ (a third of the members at each extreme) and
+/// stepping forward. Schedule `s` runs configuration `s mod 69` of
+/// [`setups`] (3 to 9 members; a majority or `AtLeast(k)`; `Always`, `Never`
+/// or `AfterStable`), with ρ of 0.001 (the default), 0.01 or 0.1 and, one in
+/// four, a resign delay.
+///
+/// After every step: no violation (S1 to S3, exclusive leadership, W1). Once
+/// the faults stop: L1, the highest live member leads if a quorum is up (under
+/// `Never`, the leader every member named when the faults stopped, if they
+/// named one; else some member), nobody otherwise; L2, within the settle
+/// bound. The same schedule then runs without a quorum: S1 to S3 hold where
+/// the run stays in the timing model, and the overlaps are counted.
 #[test]
 fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
     let seeds = quorum_seeds();
+    let setups = setups();
+    let mut failures = Vec::new();
     for algorithm in ALGORITHMS {
-        let mut overlaps_without = 0;
+        let mut tally = Tally::default();
         for seed in 0..seeds {
-            // One schedule in four with a resign delay (bully-agent's setting):
-            // a yielding leader frees its followers' promises only later.
-            let config = if seed % 4 == 3 {
-                majority(algorithm).with_resign_delay(Duration::from_millis(150))
+            let (n, quorum, preemption) = setups[(seed % setups.len() as u64) as usize];
+            let mut dice = ChaCha8Rng::seed_from_u64(seed ^ 0x7175_6f72_756d);
+            let rho = [0.001, 0.01, 0.1][dice.random_range(0..3)];
+            let mut config = Config::default()
+                .with_algorithm(algorithm)
+                .with_quorum(quorum)
+                .with_preemption(preemption)
+                .with_clock_drift(rho);
+            if dice.random_range(0..4) == 3 {
+                // bully-agent's setting: a yielding leader frees its followers'
+                // promises only later.
+                config = config.with_resign_delay(Duration::from_millis(150));
+            }
+            // One schedule in four steps running members' clocks forward,
+            // which leaves A2 (the lease checks then count, not flag).
+            let mix = if dice.random_range(0..4) == 0 {
+                FaultMix::ALL
             } else {
-                majority(algorithm)
+                FaultMix {
+                    clock_steps: false,
+                    ..FaultMix::ALL
+                }
             };
-            let n = 3 + seed % 5;
-            let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-            let schedule = random_schedule(
-                seed,
-                &members,
-                16,
-                Duration::from_millis(400),
-                config.max_message_delay(),
-                FaultMix::ALL,
-            );
-            let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();
-            sim.start_all();
-            for action in &schedule {
-                sim.apply(action).unwrap();
-                assert!(
-                    sim.violations().is_empty(),
-                    "{algorithm:?} seed {seed} n {n}: {:?} after {action:?}\n{schedule:?}",
-                    sim.violations()
-                );
+            let context =
+                format!("{algorithm:?} seed {seed} n {n} {quorum:?} {preemption:?} rho {rho}");
+            tally.schedules += 1;
+            if let Err(broken) = check_schedule(seed, n, &config, mix, &mut tally) {
+                failures.push(format!("{context}: {broken}"));
             }
-            let settle = sim.heal_and_settle();
-            assert!(
-                sim.violations().is_empty(),
-                "{algorithm:?} seed {seed}: {:?}",
-                sim.violations()
-            );
-            // L1: the highest live member leads if a majority is up; otherwise
-            // nobody does.
-            let live = members.iter().filter(|&&id| sim.is_up(id)).count() as u64;
-            let expected = if live > n / 2 {
-                sim.highest_live()
-            } else {
-                None
-            };
-            assert_eq!(
-                settle.leader, expected,
-                "{algorithm:?} seed {seed} n {n}: L1\n{schedule:?}"
-            );
-            if expected.is_none() {
-                assert!(
-                    sim.leaders().is_empty(),
-                    "{algorithm:?} seed {seed}: a minority led"
-                );
-            } else {
-                assert!(
-                    settle.within_bound(),
-                    "{algorithm:?} seed {seed} n {n}: L2 {settle:?}\n{schedule:?}"
-                );
-            }
-            // The same schedule without a quorum, to show what the gate prevents.
-            let plain = config.clone().with_quorum(Quorum::None);
-            let mut sim = Simulation::new(seed, members.iter().copied(), plain).unwrap();
-            sim.start_all();
-            for action in &schedule {
-                sim.apply(action).unwrap();
-            }
-            overlaps_without += sim.overlapping_leaderships();
         }
         eprintln!(
-            "{algorithm:?}: {seeds} schedules, 0 overlapping leaderships with a majority quorum; \
-             {overlaps_without} without one"
+            "{algorithm:?}: {} schedules with a quorum; exclusive leadership and \
+             W1 enforced to the end in {} (no running member's clock stepped; {} overlaps \
+             counted after steps), S1 as well in {} (nobody restarted without its state); \
+             under Never a sitting leader kept leading in {}; without a quorum {} stayed in \
+             the timing model (S1 enforced) and {} times two members led at once",
+            tally.schedules,
+            tally.leases_strict,
+            tally.overlaps_after_steps,
+            tally.strict,
+            tally.sitting_kept,
+            tally.plain_in_model,
+            tally.overlaps_without
+        );
+        assert_eq!(tally.schedules, seeds);
+        assert!(
+            tally.leases_strict * 3 >= tally.schedules * 2,
+            "{algorithm:?}: most schedules keep the lease checks on"
         );
     }
+    // Every broken schedule, not only the first: a long run tells them all.
+    for failure in &failures {
+        eprintln!("{failure}\n");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} schedules broke a property (listed above)",
+        failures.len(),
+        seeds * ALGORITHMS.len() as u64
+    );
+}
+
+/// Fails the schedule with a message unless `$cond` holds.
+macro_rules! ensure {
+    ($cond:expr, $($message:tt)+) => {
+        if !$cond {
+            return Err(format!($($message)+));
+        }
+    };
+}
+
+/// Runs one seeded schedule with `config`, then without a quorum, and checks
+/// what [`no_two_members_ever_lead_at_once_under_any_fault_schedule`] says; the
+/// error names what broke, with the schedule.
+fn check_schedule(
+    seed: u64,
+    n: u64,
+    config: &Config,
+    mix: FaultMix,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
+    let schedule = random_schedule(seed, &members, 16, Duration::from_millis(400), config, mix);
+    let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+        ensure!(
+            sim.violations().is_empty(),
+            "{:?} after {action:?}\n{schedule:?}",
+            sim.violations()
+        );
+    }
+    let settle = sim.heal_and_settle();
+    ensure!(
+        sim.violations().is_empty(),
+        "{:?} while settling\n{schedule:?}",
+        sim.violations()
+    );
+    let quorum = config.quorum_size(members.len()).unwrap();
+    let live = members.iter().filter(|&&id| sim.is_up(id)).count();
+    if live >= quorum {
+        let expected = match config.preemption() {
+            // Sticky: the sitting leader keeps leading; with none, any member.
+            Preemption::Never => {
+                tally.sitting_kept += u64::from(settle.sitting.is_some());
+                settle.sitting.or(settle.leader)
+            }
+            _ => sim.highest_live(),
+        };
+        ensure!(expected.is_some(), "L1, no leader\n{schedule:?}");
+        ensure!(
+            settle.leader == expected,
+            "L1: {settle:?}, expected {expected:?}\n{schedule:?}"
+        );
+        ensure!(settle.within_bound(), "L2: {settle:?}\n{schedule:?}");
+    } else {
+        ensure!(
+            settle.leader.is_none() && sim.leaders().is_empty(),
+            "L1: a minority led: {settle:?}\n{schedule:?}"
+        );
+    }
+    if !sim.clock_stepped() {
+        tally.leases_strict += 1;
+        if !sim.restarted_without_state() {
+            tally.strict += 1;
+        }
+    }
+    if sim.clock_stepped() {
+        tally.overlaps_after_steps += sim.overlapping_leaderships() + sim.work_overlaps();
+    }
+    // The same schedule without a quorum, to show what the gate prevents.
+    let plain = config.clone().with_quorum(Quorum::None);
+    let mut sim = Simulation::new(seed, members.iter().copied(), plain).unwrap();
+    sim.start_all();
+    for action in &schedule {
+        sim.apply(action).unwrap();
+        ensure!(
+            sim.violations().is_empty(),
+            "no quorum: {:?} after {action:?}\n{schedule:?}",
+            sim.violations()
+        );
+    }
+    if !sim.has_faulted() {
+        tally.plain_in_model += 1;
+    }
+    tally.overlaps_without += sim.overlapping_leaderships();
+    Ok(())
 }
 
 #[test]

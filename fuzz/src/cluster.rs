@@ -261,6 +261,7 @@ mod tests {
 
     fn settled(after: Option<Duration>) -> Settle {
         Settle {
+            sitting: None,
             leader: after.map(|_| NodeId(3)),
             converged_after: after,
             bound: BOUND,

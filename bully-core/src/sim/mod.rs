@@ -6,6 +6,12 @@
 //! ties break by send order then member order, so the same seed gives the same run,
 //! byte for byte.
 //!
+//! That clock is real time. Each member also has a clock of its own, which may
+//! drift and step ([`Simulation::set_clock_drift`], [`Simulation::step_clock`]):
+//! its node is given that clock's readings, its timers fire when that clock reads
+//! their deadlines, and the checker compares leaderships and work in real time.
+//! Unless a test sets them, every member's clock reads the real time.
+//!
 //! The one clock read in the crate is here: [`Simulation::new`] takes
 //! `Instant::now()` once as the epoch, because an [`Instant`] cannot be made
 //! any other way. Nothing depends on its value; traces record offsets from it.
@@ -31,6 +37,11 @@
 
 pub mod chaos;
 mod check;
+mod clock;
+mod commands;
+mod error;
+mod faults;
+mod measure;
 mod network;
 pub mod partial;
 pub mod scenario;
@@ -46,37 +57,18 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use check::Violation;
+pub use error::SimError;
 pub use network::{LinkConfig, SendOutcome};
 pub use trace::{TraceEntry, TraceRecord, to_json_lines, to_mermaid};
 
 use crate::config::{Config, ConfigError};
-use crate::event::{Event, FencingToken, Role};
+use crate::event::{Event, FencingToken};
 use crate::message::{Message, MessageKind, NodeId, Transmit};
 use crate::node::Node;
 use crate::stats::MessageCounts;
 use check::Checker;
+use clock::Clock;
 use network::Network;
-
-/// A simulation call named something it cannot act on.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SimError {
-    /// The id is not a member of the simulated cluster.
-    #[error("node {0} is not in the simulation")]
-    UnknownNode(NodeId),
-    /// The node is crashed, so it cannot take the command.
-    #[error("node {0} is crashed")]
-    Crashed(NodeId),
-    /// `seed004_experiment` was asked for an experiment the seed does not describe.
-    #[error("seed 004 describes experiments 1 to 5, not {0}")]
-    UnknownExperiment(u8),
-    /// The node configuration was rejected.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A node refused a command.
-    #[error(transparent)]
-    Command(#[from] crate::error::CommandError),
-}
 
 /// A message on its way, as [`Simulation::messages_in_flight`] shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,8 +102,14 @@ struct Slot {
     up_since: Instant,
     /// The longest causal chain of messages this node has seen since the last reset.
     depth: u64,
-    /// The deadline queued for this node in the timer heap.
+    /// The deadline its node asked for last (`Node::poll_timeout`), on its own
+    /// clock.
     timer_at: Option<Instant>,
+    /// When that deadline comes in real time: the key queued in the timer heap.
+    timer_real: Option<Instant>,
+    /// The member's clock (see `clock.rs`); it keeps running while the member is
+    /// down.
+    clock: Clock,
     /// The leadership it followed after its last input (`None` while crashed).
     follows: Option<FencingToken>,
 }
@@ -130,6 +128,11 @@ pub struct Simulation {
     checker: Checker,
     /// Whether the run has left the synchronous model (see `check.rs`).
     faulted: bool,
+    /// Whether a running member's clock stepped (see `clock.rs`).
+    clock_stepped: bool,
+    /// The default link's delay as set (`LinkConfig::delay` of `Simulation::new`
+    /// or `set_default_link`): jitter within the timing model delivers within it.
+    nominal_delay: Duration,
     /// Members up now.
     live: usize,
     /// How many live members follow each leadership: kept after every input, so
@@ -199,6 +202,8 @@ impl Simulation {
                 up_since: epoch,
                 depth: 0,
                 timer_at: None,
+                timer_real: None,
+                clock: Clock::exact(epoch),
                 follows: None,
             });
         }
@@ -220,6 +225,8 @@ impl Simulation {
             slots,
             timers: BinaryHeap::new(),
             faulted: false,
+            clock_stepped: false,
+            nominal_delay: link.delay,
             live,
             following: BTreeMap::new(),
             amnesia: false,
@@ -283,9 +290,12 @@ impl Simulation {
         self.index(id).is_ok_and(|index| self.slots[index].up)
     }
 
-    /// The message-delay unit: the default link's fixed delay.
+    /// The message-delay unit: the default link's fixed delay as set (by
+    /// [`new`](Self::new) or [`set_default_link`](Self::set_default_link));
+    /// jitter within the timing model ([`Action::Reorder`](chaos::Action::Reorder))
+    /// delivers within it.
     pub fn message_delay(&self) -> Duration {
-        self.network.default_link().delay
+        self.nominal_delay
     }
 
     /// [`Config::settle_bound`] of the first member's configuration for this
@@ -298,243 +308,6 @@ impl Simulation {
     /// cluster's size.
     pub fn failover_bound(&self) -> Duration {
         self.slots[0].config.failover_bound(self.ids.len())
-    }
-
-    // ----- commands -----
-
-    /// Starts one member (`Node::start`): from now on it is up.
-    pub fn start(&mut self, id: NodeId) -> Result<(), SimError> {
-        let index = self.index(id)?;
-        let now = self.now;
-        let slot = &mut self.slots[index];
-        let node = slot.node.as_mut().ok_or(SimError::Crashed(id))?;
-        if !slot.up {
-            slot.up = true;
-            self.live += 1;
-        }
-        node.start(now);
-        self.record(TraceEntry::Start { node: id });
-        self.after_input(index);
-        Ok(())
-    }
-
-    /// Brings a member up without [`Node::start`]: it answers what it is sent but
-    /// starts nothing of its own until a message, a command or a timer it arms
-    /// moves it, as a process that has been running with no leader known (seed
-    /// 003's Table 1 setting). No-op for a member that is up; an error for a
-    /// crashed one.
-    ///
-    /// ```
-    /// use bully_core::sim::Simulation;
-    /// use bully_core::{Config, NodeId};
-    ///
-    /// let mut sim = Simulation::new(1, (1..=4).map(NodeId), Config::default())?;
-    /// assert!(!sim.is_up(NodeId(4)), "never started: down");
-    /// sim.wake_all();
-    /// assert!(sim.is_up(NodeId(4)));
-    /// // Nobody elects until someone is told to: 1 starts an election, and 4,
-    /// // up but idle, answers and wins it.
-    /// sim.command(NodeId(1), |node, now| node.start_election(now))?;
-    /// sim.run_for(sim.settle_bound());
-    /// assert_eq!(sim.agreed_leader(), Some(NodeId(4)));
-    /// # Ok::<(), bully_core::sim::SimError>(())
-    /// ```
-    pub fn wake(&mut self, id: NodeId) -> Result<(), SimError> {
-        let index = self.index(id)?;
-        let slot = &mut self.slots[index];
-        if slot.node.is_none() {
-            return Err(SimError::Crashed(id));
-        }
-        if !slot.up {
-            slot.up = true;
-            self.live += 1;
-            // What it follows now counts.
-            self.after_input(index);
-        }
-        Ok(())
-    }
-
-    /// [`wake`](Self::wake) for every member that is not crashed.
-    pub fn wake_all(&mut self) {
-        for index in 0..self.slots.len() {
-            let id = self.slots[index].id;
-            // Crashed members stay down; nothing else can fail here.
-            let _ = self.wake(id);
-        }
-    }
-
-    /// Starts every member at the same instant, in ascending id order.
-    pub fn start_all(&mut self) {
-        for index in 0..self.slots.len() {
-            let id = self.slots[index].id;
-            // Crashed members stay down; nothing else can fail here.
-            let _ = self.start(id);
-        }
-    }
-
-    /// Applies a command to a live member and routes what it produced.
-    pub fn command<R>(
-        &mut self,
-        id: NodeId,
-        command: impl FnOnce(&mut Node, Instant) -> R,
-    ) -> Result<R, SimError> {
-        let index = self.index(id)?;
-        let now = self.now;
-        let node = self.slots[index]
-            .node
-            .as_mut()
-            .ok_or(SimError::Crashed(id))?;
-        let result = command(node, now);
-        self.record(TraceEntry::Command { node: id });
-        self.after_input(index);
-        Ok(result)
-    }
-
-    /// Crashes a member: it stops at once; messages to it vanish, messages it
-    /// already sent are still delivered.
-    pub fn crash(&mut self, id: NodeId) -> Result<(), SimError> {
-        let index = self.index(id)?;
-        if let Some(node) = self.slots[index].node.take() {
-            self.slots[index].last_state = node.durable_state();
-            self.slots[index].timer_at = None;
-            let follows = self.slots[index].follows.take();
-            self.unfollow(follows);
-            if std::mem::take(&mut self.slots[index].up) {
-                self.live -= 1;
-            }
-            self.checker
-                .crashed(self.now, index, &self.slots[index].config);
-            self.record(TraceEntry::Crash { node: id });
-        }
-        Ok(())
-    }
-
-    /// Brings a crashed member back with fresh state (term 0), as a process that
-    /// persists nothing, and starts it.
-    pub fn restart(&mut self, id: NodeId) -> Result<(), SimError> {
-        self.revive(id, false)
-    }
-
-    /// Brings a crashed member back with its durable state (term and vote, as if
-    /// persisted: [`Node::durable_state`]) and starts it.
-    pub fn restart_durable(&mut self, id: NodeId) -> Result<(), SimError> {
-        self.revive(id, true)
-    }
-
-    fn revive(&mut self, id: NodeId, durable: bool) -> Result<(), SimError> {
-        let index = self.index(id)?;
-        if self.slots[index].node.is_some() {
-            return Ok(());
-        }
-        let state = if durable {
-            self.slots[index].last_state
-        } else {
-            self.amnesia = true;
-            crate::node::DurableState::default()
-        };
-        let config = self.slots[index].config.clone();
-        let mut node = Node::with_membership(id, self.membership.clone(), config)?;
-        node.restore(state);
-        self.checker.reset(index, &node);
-        let slot = &mut self.slots[index];
-        slot.node = Some(node);
-        slot.up_since = self.now;
-        self.faulted = true;
-        self.record(TraceEntry::Restart { node: id, durable });
-        self.start(id)
-    }
-
-    /// Puts a message on the wire as if `from` had sent it to `to`: a forged or
-    /// hostile message, or a replay. It obeys the links like any other message and
-    /// is counted in [`sent`](Self::sent). `from` need not be up, or a member.
-    pub fn inject(&mut self, from: NodeId, to: NodeId, message: Message) -> Result<(), SimError> {
-        let to_index = self.index(to)?;
-        self.sent[message.kind()] += 1;
-        let from_index = self.index(from).unwrap_or(to_index);
-        let outcome = self.network.send(
-            &mut self.rng,
-            self.now,
-            (from_index, from),
-            to_index,
-            message,
-            0,
-        );
-        if outcome != SendOutcome::InFlight {
-            self.lost += 1;
-        }
-        Ok(())
-    }
-
-    // ----- network faults -----
-
-    /// Sets the behaviour of every link without an override.
-    pub fn set_default_link(&mut self, link: LinkConfig) {
-        self.network.set_default_link(link);
-        self.note_network_change(format!("default link {link:?}"));
-    }
-
-    /// Overrides the behaviour of the directed link `from -> to`.
-    pub fn set_link(&mut self, from: NodeId, to: NodeId, link: LinkConfig) -> Result<(), SimError> {
-        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
-        self.network.set_link(from_index, to_index, link);
-        self.note_network_change(format!("link {from}->{to} {link:?}"));
-        Ok(())
-    }
-
-    /// Splits the cluster: members in different groups cannot reach each other.
-    /// Members in no group form one more group together.
-    pub fn partition(&mut self, groups: &[&[NodeId]]) -> Result<(), SimError> {
-        let rest = u32::try_from(groups.len()).unwrap_or(u32::MAX);
-        let mut assignment = vec![rest; self.ids.len()];
-        for (group, members) in groups.iter().enumerate() {
-            for &id in *members {
-                assignment[self.index(id)?] = u32::try_from(group).unwrap_or(u32::MAX);
-            }
-        }
-        self.network.set_groups(assignment);
-        self.note_network_change(format!("partition {groups:?}"));
-        Ok(())
-    }
-
-    /// Cuts the directed link `from -> to` (a one-way partition).
-    pub fn cut(&mut self, from: NodeId, to: NodeId) -> Result<(), SimError> {
-        let (from_index, to_index) = (self.index(from)?, self.index(to)?);
-        self.network.cut(from_index, to_index);
-        self.note_network_change(format!("cut {from}->{to}"));
-        Ok(())
-    }
-
-    /// Cuts both directions between `a` and `b`. Cutting `a`–`c` while both still
-    /// reach `b` is the intersecting partition.
-    pub fn cut_both(&mut self, a: NodeId, b: NodeId) -> Result<(), SimError> {
-        self.cut(a, b)?;
-        self.cut(b, a)
-    }
-
-    /// Whether a message `from -> to` would get through now: no partition or cut
-    /// blocks it (a lossy link still counts as working).
-    pub fn link_works(&self, from: NodeId, to: NodeId) -> bool {
-        match (self.index(from), self.index(to)) {
-            (Ok(from), Ok(to)) => !self.network.is_blocked(from, to),
-            _ => false,
-        }
-    }
-
-    /// Removes every partition, cut and link override. Messages already lost stay
-    /// lost; the default link is left as it is.
-    pub fn heal(&mut self) {
-        self.network.heal();
-        self.record(TraceEntry::Fault {
-            description: "heal".to_owned(),
-        });
-    }
-
-    fn note_network_change(&mut self, description: String) {
-        let max_delay = self.slots[0].config.max_message_delay();
-        if self.network.is_faulty(max_delay) {
-            self.faulted = true;
-        }
-        self.record(TraceEntry::Fault { description });
     }
 
     // ----- running -----
@@ -621,7 +394,7 @@ impl Simulation {
     /// The earliest valid timer; stale heap entries are discarded on the way.
     fn next_timer(&mut self) -> Option<(Instant, usize)> {
         while let Some(&Reverse((at, index))) = self.timers.peek() {
-            if self.slots[index].timer_at == Some(at) {
+            if self.slots[index].timer_real == Some(at) {
                 return Some((at, index));
             }
             self.timers.pop();
@@ -635,8 +408,8 @@ impl Simulation {
         };
         self.now = self.now.max(in_flight.at);
         let (from, to) = (in_flight.sender, self.ids[in_flight.to]);
-        let now = self.now;
         let slot = &mut self.slots[in_flight.to];
+        let now = slot.clock.local(self.now);
         let Some(node) = slot.node.as_mut().filter(|_| slot.up) else {
             self.record(TraceEntry::Undeliverable {
                 from,
@@ -648,7 +421,7 @@ impl Simulation {
         slot.depth = slot.depth.max(in_flight.depth);
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceRecord {
-                at_us: micros(self.epoch, now),
+                at_us: micros(self.epoch, self.now),
                 entry: TraceEntry::Deliver {
                     from,
                     to,
@@ -663,9 +436,10 @@ impl Simulation {
     fn fire(&mut self, deadline: Instant, index: usize) {
         self.timers.pop();
         self.now = self.now.max(deadline);
-        let now = self.now;
         let slot = &mut self.slots[index];
+        let now = slot.clock.local(self.now);
         slot.timer_at = None;
+        slot.timer_real = None;
         let id = slot.id;
         if let Some(node) = slot.node.as_mut().filter(|_| slot.up) {
             node.handle_timeout(now);
@@ -696,7 +470,7 @@ impl Simulation {
             self.event_buf.push(event);
         }
         self.checker
-            .after_input(now, index, node, &self.event_buf, strict);
+            .after_input(now, &slot.clock, index, node, &self.event_buf, strict);
         // A member that is down follows nobody, whatever its node was told.
         let follows = node
             .leader()
@@ -722,7 +496,9 @@ impl Simulation {
         let next = node.poll_timeout();
         if next != slot.timer_at {
             slot.timer_at = next;
-            if let Some(at) = next {
+            // Due on the node's clock at `at`: in real time, then (never before now).
+            slot.timer_real = next.map(|at| slot.clock.real(at).max(now));
+            if let Some(at) = slot.timer_real {
                 self.timers.push(Reverse((at, index)));
             }
         }
@@ -770,151 +546,6 @@ impl Simulation {
                 outcome,
             });
         }
-    }
-
-    // ----- measurements -----
-
-    /// Zeroes the message counters and causal depths, and starts the clock of
-    /// [`since_reset`](Self::since_reset): call it just before the scenario to measure.
-    pub fn reset_counts(&mut self) {
-        self.sent = MessageCounts::default();
-        self.lost = 0;
-        self.max_depth = 0;
-        // The leaderships held now are the baseline, not changes.
-        self.followed.clear();
-        for node in self.slots.iter().filter_map(|slot| slot.node.as_ref()) {
-            if let Some(leader) = node.leader() {
-                self.followed.insert(leader.token());
-            }
-        }
-        self.baseline = self.followed.len() as u64;
-        self.measure_from = self.now;
-        for slot in &mut self.slots {
-            slot.depth = 0;
-        }
-    }
-
-    /// Messages sent since the last reset, by kind (lost and blocked ones included:
-    /// they were sent).
-    pub fn sent(&self) -> &MessageCounts {
-        &self.sent
-    }
-
-    /// Messages lost or blocked since the last reset.
-    pub fn lost(&self) -> u64 {
-        self.lost
-    }
-
-    /// The longest causal chain of messages since the last reset: the seeds'
-    /// "sequential (dependent) messages". Heartbeats are not counted in chains.
-    pub fn max_depth(&self) -> u64 {
-        self.max_depth
-    }
-
-    /// How many leaderships (fencing tokens) some member other than the leader
-    /// followed since the last reset, or that a member held while alone: the leader
-    /// changes the cluster saw. A stale announcement everyone refused is not one.
-    pub fn leader_changes(&self) -> u64 {
-        self.followed.len() as u64 - self.baseline
-    }
-
-    /// Simulated time since the last reset.
-    pub fn since_reset(&self) -> Duration {
-        self.now - self.measure_from
-    }
-
-    /// `duration` in message delays (of the default link).
-    pub fn in_delays(&self, duration: Duration) -> f64 {
-        duration.as_secs_f64() / self.message_delay().as_secs_f64()
-    }
-
-    /// Messages in flight now.
-    pub fn in_flight(&self) -> usize {
-        self.network.in_flight()
-    }
-
-    /// Every message in flight now, in the order they will be delivered, with when
-    /// each was sent and when it lands: what a viewer needs to draw messages on
-    /// their way (the browser simulator in `examples/web` does). Lost and blocked
-    /// messages are not in flight.
-    pub fn messages_in_flight(&self) -> impl Iterator<Item = InFlightMessage<'_>> {
-        self.network.iter().map(|in_flight| InFlightMessage {
-            from: in_flight.sender,
-            to: self.ids[in_flight.to],
-            message: &in_flight.message,
-            sent_us: micros(self.epoch, in_flight.sent),
-            arrives_us: micros(self.epoch, in_flight.at),
-        })
-    }
-
-    /// The leader every live member names, if they all name the same leadership
-    /// (the same fencing token) and its member is live and leading in it.
-    pub fn agreed_leader(&self) -> Option<NodeId> {
-        // One leadership followed, by every live member.
-        let (&token, &followers) = self.following.first_key_value()?;
-        if self.following.len() > 1 || followers != self.live {
-            return None;
-        }
-        let leader = self.node(token.leader)?;
-        let held = leader.leader().map(|leader| leader.token()) == Some(token);
-        (leader.role() == Role::Leader && held).then_some(token.leader)
-    }
-
-    /// The members that consider themselves leader now, ascending.
-    pub fn leaders(&self) -> Vec<NodeId> {
-        self.slots
-            .iter()
-            .filter(|slot| {
-                slot.node
-                    .as_ref()
-                    .is_some_and(|node| node.role() == Role::Leader)
-            })
-            .map(|slot| slot.id)
-            .collect()
-    }
-
-    /// The highest live member.
-    pub fn highest_live(&self) -> Option<NodeId> {
-        self.slots
-            .iter()
-            .rev()
-            .find(|slot| slot.up)
-            .map(|slot| slot.id)
-    }
-
-    /// Safety violations seen so far (S1 to S3, see [`Violation`]).
-    pub fn violations(&self) -> &[Violation] {
-        self.checker.violations()
-    }
-
-    /// How many times two members announced the same term outside the synchronous
-    /// model (allowed without a quorum; ordered by the fencing token).
-    pub fn same_term_leaders(&self) -> u64 {
-        self.checker.same_term_leaders()
-    }
-
-    /// Records that the run left the synchronous model by other means than the
-    /// network or a restart (a wrong failure-detector report).
-    pub(crate) fn mark_faulted(&mut self) {
-        self.faulted = true;
-    }
-
-    /// How many times a member became leader while another was leading (a
-    /// violation with a quorum; counted without one).
-    pub fn overlapping_leaderships(&self) -> u64 {
-        self.checker.overlaps()
-    }
-
-    /// Whether the run has left the synchronous model (a network fault or a restart).
-    pub fn has_faulted(&self) -> bool {
-        self.faulted
-    }
-
-    /// When a member's current incarnation came up.
-    pub fn up_since(&self, id: NodeId) -> Option<Instant> {
-        let index = self.index(id).ok()?;
-        let slot = &self.slots[index];
-        slot.up.then_some(slot.up_since)
     }
 
     fn unfollow(&mut self, follows: Option<FencingToken>) {

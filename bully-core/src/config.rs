@@ -159,7 +159,8 @@ pub enum ConfigError {
 /// The timing model is seed 001's synchronous system: every message arrives within
 /// `max_message_delay` (T_M) and a reply leaves within `max_processing_time` (P_p)
 /// of its cause, so a member that has not answered within `2*T_M + P_p` is taken
-/// for dead.
+/// for dead: within that round trip as the waiting member's clock measures it,
+/// which may run ρ fast, so the wait is `(2*T_M + P_p) * (1+ρ)`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -172,8 +173,9 @@ pub enum ConfigError {
 ///     .with_max_message_delay(Duration::from_millis(5))
 ///     .with_max_processing_time(Duration::from_millis(1));
 /// config.validate().unwrap();
-/// // Seed 001: wait 2*T_M + P_p for an answer.
-/// assert_eq!(config.answer_timeout(), Duration::from_millis(11));
+/// // "Elections in a Distributed Computing System": wait 2*T_M + P_p for an
+/// // answer, 11 ms, here on a clock that may run ρ = 0.001 fast.
+/// assert_eq!(config.answer_timeout(), Duration::from_micros(11_011));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -269,7 +271,9 @@ impl Config {
         self
     }
 
-    /// Overrides the answer timeout (default `2*T_M + P_p`, seed 001).
+    /// Overrides the answer timeout (default `(2*T_M + P_p) * (1+ρ)`: the round
+    /// trip of "Elections in a Distributed Computing System", with the clock
+    /// drift's margin). An override is taken as it is, without that margin.
     #[must_use]
     pub fn with_answer_timeout(mut self, timeout: Duration) -> Self {
         self.answer_timeout = Some(timeout);
@@ -512,16 +516,44 @@ impl Config {
     /// lease), and a lease too long to compute in `f64` is capped at the follower
     /// lease.
     pub fn leader_lease(&self) -> Duration {
-        let drift = if self.clock_drift.is_nan() {
-            0.1
-        } else {
-            self.clock_drift.clamp(0.0, 0.1)
-        };
+        let drift = self.bounded_drift();
         let follower = self.follower_lease();
         // The factor is at most 1, but near the end of `Duration`'s range the f64
         // product can round above it.
         Duration::try_from_secs_f64(follower.as_secs_f64() * (1.0 - drift) / (1.0 + drift))
             .map_or(follower, |lease| lease.min(follower))
+    }
+
+    /// ρ as the timings use it: a drift outside `[0, 0.1]` counts as its nearest
+    /// bound and NaN as 0.1, so that no timing panics on settings
+    /// [`Config::validate`] refuses.
+    fn bounded_drift(&self) -> f64 {
+        if self.clock_drift.is_nan() {
+            0.1
+        } else {
+            self.clock_drift.clamp(0.0, 0.1)
+        }
+    }
+
+    /// How long a member waits on its own clock to be sure that `real` has
+    /// passed: `real * (1+ρ)`, rounded up, since its clock may run ρ fast (A2).
+    /// A wait for another member's message is this, not the bare round trip:
+    /// otherwise a fast clock gives up on answers that keep to the timing model.
+    pub(crate) fn covering(&self, real: Duration) -> Duration {
+        Self::scaled(real, 1.0 + self.bounded_drift())
+    }
+
+    /// The longest real time a wait of `local` on a member's clock can last:
+    /// `local / (1-ρ)`, rounded up, its clock running ρ slow.
+    pub(crate) fn longest(&self, local: Duration) -> Duration {
+        Self::scaled(local, 1.0 / (1.0 - self.bounded_drift()))
+    }
+
+    /// `duration * factor`, rounded up to the nanosecond, saturating.
+    fn scaled(duration: Duration, factor: f64) -> Duration {
+        #[allow(clippy::cast_precision_loss)]
+        let nanos = (duration.as_nanos() as f64 * factor).ceil();
+        Duration::try_from_secs_f64(nanos / 1e9).unwrap_or(Duration::MAX)
     }
 
     /// The election algorithm.
@@ -571,9 +603,13 @@ impl Config {
             .saturating_add(self.max_processing_time)
     }
 
-    /// How long an election waits for answers: the override, or [`Config::round_trip`].
+    /// How long an election waits for answers: the override, or
+    /// [`Config::round_trip`] measured on a clock that may run ρ fast,
+    /// `(2*T_M + P_p) * (1+ρ)` rounded up: with the default ρ (0.001) and
+    /// timings, 50.05 ms.
     pub fn answer_timeout(&self) -> Duration {
-        self.answer_timeout.unwrap_or_else(|| self.round_trip())
+        self.answer_timeout
+            .unwrap_or_else(|| self.covering(self.round_trip()))
     }
 
     /// How long a member that was answered waits for the Coordinator before it

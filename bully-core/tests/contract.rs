@@ -91,8 +91,9 @@ fn timeouts_that_contradict_each_other_are_refused() {
 #[test]
 fn the_failover_bound_adds_up_detection_and_announcement() {
     let config = Config::default();
-    // T_M + leader timeout + answer timeout + P_p + T_M.
-    let expected = Duration::from_millis(20 + 500 + 50 + 10 + 20);
+    // T_M + leader timeout + answer timeout + P_p + T_M, the answer timeout
+    // being the round trip (50 ms) on a clock that may run ρ = 0.001 fast.
+    let expected = Duration::from_micros(20_000 + 500_000 + 50_050 + 10_000 + 20_000);
     assert_eq!(config.failover_bound(7), expected);
     assert!(config.settle_bound(7) > config.failover_bound(7));
     assert!(

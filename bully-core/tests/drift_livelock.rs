@@ -112,7 +112,6 @@ fn schedule() -> Vec<Action> {
 }
 
 #[test]
-#[ignore = "no leader for good with clocks drifting within the bound: for the lead (node/*)"]
 fn a_lower_member_that_stops_waiting_too_soon_must_not_keep_the_cluster_leaderless() {
     let config = Config::default()
         .with_algorithm(Algorithm::Classic)

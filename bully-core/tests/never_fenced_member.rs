@@ -2,9 +2,9 @@
 //! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-core --features sim
 //! --test quorum`: seed 20164, three members, `AtLeast(2)`, `Preemption::Never`,
 //! classic and modified Bully alike): after the faults stop, one live member
-//! never follows the leader the other two agree on. Ignored until the lead
-//! decides (`node/*`, or docs/correctness.md's L1, which makes no exception for
-//! it); it fails on the code as it is.
+//! never followed the leader the other two agreed on. Fixed: the member
+//! names its own leadership of that term to the leader, which yields, and
+//! the election that follows gives all three a newer term.
 //!
 //! The story (member 1 and 3 cut off from each other at first):
 //!
@@ -17,8 +17,12 @@
 //! - The faults stop. 2 leads with 1's support; its heartbeats reach 3, which
 //!   refuses them for good as a leadership older than the one it accepted
 //!   (`(1, 2) < (1, 3)`, `DropReason::StaleLeader`). 3's probes find a quorum
-//!   naming 2, so it never stands; under `Never` nobody moves 2 either. 3 names
-//!   no leader, for good (L1). Under `Always` 3 takes over and all agree.
+//!   naming 2, so it never stood; under `Never` nobody moved 2 either. 3 named
+//!   no leader, for good (L1). Under `Always` 3 took over and all agreed.
+//! - Now 3, refusing a heartbeat of term 1 from a lower member while its own
+//!   leadership of term 1 is over, sends 2 its claim of term 1; 2, which has
+//!   led term 1 for longer than a round trip, sees two leaderships of one term
+//!   and yields; 3, the highest, wins term 2 and all three follow it.
 //!
 //! The schedule is the sweep's, as it printed it (clock steps included; the
 //! run fails the same without them, and without the drift).
@@ -110,8 +114,7 @@ fn schedule() -> Vec<Action> {
 }
 
 #[test]
-#[ignore = "a member fenced by a lost vote's second leadership never follows it: for the lead"]
-fn after_a_restart_without_state_every_live_member_must_name_the_sitting_leader() {
+fn after_a_restart_without_state_the_member_fenced_by_a_twin_term_gets_its_leader() {
     for algorithm in [Algorithm::Classic, Algorithm::Modified] {
         let config = Config::default()
             .with_algorithm(algorithm)
@@ -126,10 +129,14 @@ fn after_a_restart_without_state_every_live_member_must_name_the_sitting_leader(
         assert!(sim.restarted_without_state());
         let settle = sim.heal_and_settle();
         assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-        // Today: 2 leads, 1 follows it, 3 names nobody: Settle { leader: None, .. }.
+        // Before the fix: 2 led, 1 followed it, 3 named nobody, for good
+        // (Settle { leader: None, .. }). Now 3 names its own term-1 leadership
+        // to 2, which yields; the election that follows is 3's, the highest,
+        // in a term all three can follow.
+        println!("{algorithm:?}: {settle:?}");
         assert_eq!(
             settle.leader,
-            Some(NodeId(2)),
+            Some(NodeId(3)),
             "{algorithm:?}: L1 {settle:?}"
         );
     }

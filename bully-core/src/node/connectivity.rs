@@ -626,14 +626,16 @@ impl Node {
     }
 
     /// How long an election waits for answers: with a quorum a higher member may
-    /// first probe for a round trip.
+    /// first probe, for an answer timeout on its own clock, which may run ρ slow
+    /// while this one runs ρ fast: the wait covers that probe's longest real
+    /// duration on top of the round trip.
     pub(super) fn answer_wait(&self) -> Duration {
+        let answer = self.config.answer_timeout();
         if self.quorum().is_some() {
-            self.config
-                .answer_timeout()
-                .saturating_add(self.config.answer_timeout())
+            let probe = self.config.longest(answer);
+            answer.saturating_add(self.config.covering(probe))
         } else {
-            self.config.answer_timeout()
+            answer
         }
     }
 

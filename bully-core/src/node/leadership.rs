@@ -57,6 +57,18 @@ impl Node {
                 // here is gone; elect soon, asking it (it is alive), rather than
                 // wait out a whole leader timeout.
                 self.elect_soon(now, from);
+            } else if self.quorum().is_some()
+                && self.leader.is_none()
+                && self.highest == Some(FencingToken { term, leader: self.id })
+                && from < self.id
+            {
+                // Two leaderships of one term, its own ended and `from`'s
+                // running: possible only after a member restarted without its
+                // durable state (A3 broken). It can never follow `from`'s (S3),
+                // and with a quorum behind `from` it will not stand either; so
+                // it names its own leadership of that term to `from`, which
+                // yields, and the next election gives everyone a newer term.
+                self.send(from, Message::Coordinator { term });
             }
             return;
         }

@@ -242,6 +242,21 @@ impl Node {
             .vote
             .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != from));
         if voted_elsewhere {
+            let same_term_long_led = self.phase == Phase::Leading
+                && self.leadership_term() == Some(term)
+                && self
+                    .announced_at
+                    .is_some_and(|at| now > Self::after(at, self.config.round_trip()));
+            if same_term_long_led && from > self.id {
+                // A higher member names this leadership's term as its own, long
+                // after this one began: it accepted a leadership of that term
+                // too, which only a member restarted without its durable state
+                // (A3 broken) makes possible, and it tells so when it refuses
+                // this one's heartbeats as older than what it accepted (S3). It
+                // can never follow this term: the leadership yields, and the
+                // election that follows gives everyone one newer term.
+                self.yield_to(now, from);
+            }
             self.drop_input(DropReason::Refused);
             return;
         }
@@ -388,8 +403,18 @@ impl Node {
         if !following || !self.members.is_voter(self.id) {
             return;
         }
-        let until = Self::after(now, self.config.follower_lease());
-        self.gate.promise = Some((Some((from, term)), until));
+        let mut until = Self::after(now, self.config.follower_lease());
+        let mut promised_term = term;
+        if let Some((Some((leader, newer)), running)) = self.gate.promise {
+            if leader == from && running > now {
+                // A late heartbeat of an older term must not narrow a promise
+                // made to this leader's newer claim: a `Resign` of the older
+                // term would then release it while the newer lease runs.
+                promised_term = promised_term.max(newer);
+                until = until.max(running);
+            }
+        }
+        self.gate.promise = Some((Some((from, promised_term)), until));
         self.send(from, Message::Ack { term, round });
     }
 

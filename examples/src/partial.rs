@@ -302,9 +302,12 @@ impl Permille {
     }
 }
 
-/// The default timings running `algorithm` with `quorum`.
+/// The default timings running `algorithm` with `quorum`, with the default
+/// clock drift bound (a deployment's, unlike the seeds' exact clocks).
 pub fn config(algorithm: Algorithm, quorum: QuorumChoice) -> Config {
-    measure::config(algorithm).with_quorum(quorum.quorum())
+    measure::config(algorithm)
+        .with_quorum(quorum.quorum())
+        .with_clock_drift(Config::default().clock_drift())
 }
 
 /// Runs every scenario × placement × algorithm × quorum choice of `options`

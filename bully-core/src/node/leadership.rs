@@ -59,7 +59,11 @@ impl Node {
                 self.elect_soon(now, from);
             } else if self.quorum().is_some()
                 && self.leader.is_none()
-                && self.highest == Some(FencingToken { term, leader: self.id })
+                && self.highest
+                    == Some(FencingToken {
+                        term,
+                        leader: self.id,
+                    })
                 && from < self.id
             {
                 // Two leaderships of one term, its own ended and `from`'s

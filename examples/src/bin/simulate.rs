@@ -514,8 +514,11 @@ fn scale(algorithm: Algorithm, nodes: u64) -> Result {
 }
 
 fn example(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
-    // The seeds' model: "when P recovers, it starts an election" at once.
-    let config = Config::default().with_staggered_start(false);
+    // The seeds' model: "when P recovers, it starts an election" at once, and
+    // the clocks are exact (ρ = 0: the answer timeout is the bare round trip).
+    let config = Config::default()
+        .with_staggered_start(false)
+        .with_clock_drift(0.0);
     let mut sim = Simulation::new(seed, (1..=7).map(NodeId), config.clone())?;
     sim.enable_trace();
     println!("Seed 001's example: processes 1..7, classic Bully.");

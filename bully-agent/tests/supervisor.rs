@@ -109,7 +109,9 @@ fn the_lease_deadline_passes_without_a_renewal_and_the_command_is_stopped() {
     let sent = Instant::now();
     let deadline = sent + Duration::from_millis(300);
     run.tell(&format!("until {}", to_monotonic(deadline)));
-    assert_eq!(run.report(), "exited 0");
+    // `lapsed`, not `exited`: the agent must not take this stop for the
+    // command's own exit (under on_exit = "exit" it would leave with it).
+    assert_eq!(run.report(), "lapsed 0");
     // Not before the deadline: the supervisor stopped it for the deadline, not
     // for anything else.
     assert!(Instant::now() >= deadline);

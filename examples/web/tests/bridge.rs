@@ -94,7 +94,10 @@ fn modified_bully_from_4_of_10_sends_25_and_from_1_sends_table_1s_28() {
 
 /// What the page does, done directly on bully-core's simulator.
 fn native_run(seed: u64) -> Simulation {
-    let config = Config::default().with_staggered_start(false);
+    // The page's model: the sources' exact clocks.
+    let config = Config::default()
+        .with_staggered_start(false)
+        .with_clock_drift(0.0);
     let mut sim = Simulation::new(seed, (1..=8).map(NodeId), config).unwrap();
     sim.wake_all();
     sim.set_default_link(bully_core::sim::LinkConfig {

@@ -26,6 +26,11 @@
 pub mod backoff;
 pub mod cgroup;
 pub mod child;
+// The command line is the binary's (documented by `--help` and the man pages
+// rendered from it); it is public only so that `main` and the man-page test
+// reach it. Its clap-derived trait impls would carry clap's own docs, whose
+// links resolve only inside clap's.
+#[doc(hidden)]
 pub mod cli;
 pub mod config;
 pub mod containment;

@@ -276,13 +276,24 @@ impl Page {
 
     /// Waits (up to 20 s) for a file to appear in the downloads folder.
     pub async fn downloaded(&self) -> PathBuf {
+        // Chromium reserves the file's final name with an empty placeholder and
+        // writes into a `.crdownload` beside it, renaming it over the placeholder
+        // at the end: the download is done when no partial file is left and the
+        // file under its final name holds a whole JSON document.
         for _ in 0..200 {
-            let done: Vec<PathBuf> = std::fs::read_dir(&self.downloads)
+            let files: Vec<PathBuf> = std::fs::read_dir(&self.downloads)
                 .unwrap()
                 .map(|entry| entry.unwrap().path())
-                .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
                 .collect();
-            if let Some(path) = done.into_iter().next() {
+            let partial = files
+                .iter()
+                .any(|path| path.extension().is_some_and(|ext| ext == "crdownload"));
+            let done = files.into_iter().find(|path| {
+                path.extension().is_some_and(|ext| ext == "json")
+                    && std::fs::read_to_string(path)
+                        .is_ok_and(|text| serde_json::from_str::<Value>(&text).is_ok())
+            });
+            if let (false, Some(path)) = (partial, done) {
                 return path;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

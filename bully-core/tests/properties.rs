@@ -13,12 +13,16 @@
 //! DESIGN.md).
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::Duration;
 
 use bully_core::sim::Simulation;
 use bully_core::sim::chaos::{Action, FaultMix, Settle, random_schedule};
 use bully_core::{Algorithm, Config, NodeId, Preemption};
 use proptest::prelude::*;
+use support::ALGORITHMS;
+use support::golden::GoldenTraces;
 
 fn seeds() -> u64 {
     std::env::var("BULLY_SIM_SEEDS")
@@ -38,15 +42,20 @@ struct Outcome {
 /// Runs `schedule` on a started cluster of `1..=n`, heals, and checks every
 /// property; the error names what broke. Under `Preemption::Never` the leader
 /// every member named when the faults stopped keeps leading
-/// ([`Settle::sitting`]); otherwise the highest live member leads.
+/// ([`Settle::sitting`]); otherwise the highest live member leads. With
+/// `golden`, the run's trace goes into that sweep's digest.
 fn check_schedule(
     seed: u64,
     n: u64,
     config: &Config,
     schedule: &[Action],
+    golden: Option<&mut GoldenTraces>,
 ) -> Result<Outcome, String> {
     let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
     let mut sim = Simulation::new(seed, members, config.clone()).map_err(|e| e.to_string())?;
+    if golden.is_some() {
+        sim.enable_trace();
+    }
     sim.start_all();
     for action in schedule {
         sim.apply(action).map_err(|e| e.to_string())?;
@@ -87,10 +96,11 @@ fn check_schedule(
             settle.converged_after, settle.bound
         ));
     }
+    if let Some(golden) = golden {
+        golden.add(&sim);
+    }
     Ok(Outcome { settle, in_model })
 }
-
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
 #[test]
 fn classic_keeps_safety_and_settles_on_the_highest_live_member() {
@@ -110,25 +120,43 @@ fn ring_keeps_safety_and_settles_on_the_highest_live_member() {
 #[test]
 fn sticky_and_stable_preemption_keep_safety_and_settle() {
     for (index, algorithm) in ALGORITHMS.into_iter().enumerate() {
-        for preemption in [
-            Preemption::Never,
-            Preemption::AfterStable(Duration::from_millis(800)),
+        for (preemption, policy) in [
+            (Preemption::Never, "never"),
+            (
+                Preemption::AfterStable(Duration::from_millis(800)),
+                "after-stable",
+            ),
         ] {
             let config = Config::default()
                 .with_algorithm(algorithm)
                 .with_preemption(preemption);
-            sweep_config(&config, seeds() / 3, 1_000_000 * (index as u64 + 1));
+            let name = format!("properties-{}-{policy}", name(algorithm));
+            sweep_config(&name, &config, seeds() / 3, 1_000_000 * (index as u64 + 1));
         }
     }
 }
 
 /// Runs `BULLY_SIM_SEEDS` seeded schedules for one algorithm.
 fn sweep(algorithm: Algorithm) {
-    sweep_config(&Config::default().with_algorithm(algorithm), seeds(), 0);
+    let name = format!("properties-{}", name(algorithm));
+    sweep_config(
+        &name,
+        &Config::default().with_algorithm(algorithm),
+        seeds(),
+        0,
+    );
 }
 
-/// Runs `count` seeded schedules, seeds from `first_seed` on, for one configuration.
-fn sweep_config(config: &Config, count: u64, first_seed: u64) {
+/// The algorithm's name in the golden files.
+fn name(algorithm: Algorithm) -> String {
+    format!("{algorithm:?}").to_lowercase()
+}
+
+/// Runs `count` seeded schedules, seeds from `first_seed` on, for one
+/// configuration; their traces are checked against the golden digests of the
+/// sweep `name` (`support::golden`).
+fn sweep_config(name: &str, config: &Config, count: u64, first_seed: u64) {
+    let mut golden = GoldenTraces::new(name);
     let config = config.clone();
     let algorithm = config.algorithm();
     let (mut crash_stop, mut strict, mut sitting) = (0, 0, 0);
@@ -147,7 +175,7 @@ fn sweep_config(config: &Config, count: u64, first_seed: u64) {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
         let schedule =
             random_schedule(seed, &members, 20, Duration::from_millis(300), &config, mix);
-        match check_schedule(seed, n, &config, &schedule) {
+        match check_schedule(seed, n, &config, &schedule, Some(&mut golden)) {
             Ok(Outcome { settle, in_model }) => {
                 strict += u64::from(in_model);
                 sitting += u64::from(settle.sitting.is_some());
@@ -176,6 +204,7 @@ fn sweep_config(config: &Config, count: u64, first_seed: u64) {
             "  n={n}: slowest agreement {after:?} after the faults stopped (bound {bound:?})"
         );
     }
+    golden.finish();
 }
 
 fn action(n: u64) -> impl Strategy<Value = Action> {
@@ -219,7 +248,7 @@ proptest! {
         (algorithm, n, schedule) in cluster_and_schedule()
     ) {
         let config = Config::default().with_algorithm(algorithm);
-        let outcome = check_schedule(7, n, &config, &schedule);
+        let outcome = check_schedule(7, n, &config, &schedule, None);
         prop_assert!(outcome.is_ok(), "{}", outcome.err().unwrap_or_default());
     }
 }

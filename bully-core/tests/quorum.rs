@@ -6,6 +6,8 @@
 //! in turn.
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::Duration;
 
 use bully_core::sim::Simulation;
@@ -14,8 +16,8 @@ use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, MessageKind, NodeId, Preemption, Quorum, Role};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
+use support::ALGORITHMS;
+use support::golden::GoldenTraces;
 
 fn quorum_seeds() -> u64 {
     std::env::var("BULLY_QUORUM_SEEDS")
@@ -188,8 +190,13 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
     let seeds = quorum_seeds();
     let setups = setups();
     let mut failures = Vec::new();
+    let mut goldens = Vec::new();
     for algorithm in ALGORITHMS {
         let mut tally = Tally::default();
+        let mut golden = GoldenTraces::new(&format!(
+            "quorum-{}",
+            format!("{algorithm:?}").to_lowercase()
+        ));
         for seed in 0..seeds {
             let (n, quorum, preemption) = setups[(seed % setups.len() as u64) as usize];
             let mut dice = ChaCha8Rng::seed_from_u64(seed ^ 0x7175_6f72_756d);
@@ -217,7 +224,7 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
             let context =
                 format!("{algorithm:?} seed {seed} n {n} {quorum:?} {preemption:?} rho {rho}");
             tally.schedules += 1;
-            if let Err(broken) = check_schedule(seed, n, &config, mix, &mut tally) {
+            if let Err(broken) = check_schedule(seed, n, &config, mix, &mut tally, &mut golden) {
                 failures.push(format!("{context}: {broken}"));
             }
         }
@@ -236,6 +243,7 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
             tally.overlaps_without
         );
         assert_eq!(tally.schedules, seeds);
+        goldens.push(golden);
         assert!(
             tally.leases_strict * 3 >= tally.schedules * 2,
             "{algorithm:?}: most schedules keep the lease checks on"
@@ -251,6 +259,9 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
         failures.len(),
         seeds * ALGORITHMS.len() as u64
     );
+    for golden in goldens {
+        golden.finish();
+    }
 }
 
 /// Fails the schedule with a message unless `$cond` holds.
@@ -264,17 +275,20 @@ macro_rules! ensure {
 
 /// Runs one seeded schedule with `config`, then without a quorum, and checks
 /// what [`no_two_members_ever_lead_at_once_under_any_fault_schedule`] says; the
-/// error names what broke, with the schedule.
+/// error names what broke, with the schedule. Both runs' traces go into
+/// `golden`.
 fn check_schedule(
     seed: u64,
     n: u64,
     config: &Config,
     mix: FaultMix,
     tally: &mut Tally,
+    golden: &mut GoldenTraces,
 ) -> Result<(), String> {
     let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
     let schedule = random_schedule(seed, &members, 16, Duration::from_millis(400), config, mix);
     let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();
+    sim.enable_trace();
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();
@@ -322,9 +336,11 @@ fn check_schedule(
     if sim.clock_stepped() {
         tally.overlaps_after_steps += sim.overlapping_leaderships() + sim.work_overlaps();
     }
+    golden.add(&sim);
     // The same schedule without a quorum, to show what the gate prevents.
     let plain = config.clone().with_quorum(Quorum::None);
     let mut sim = Simulation::new(seed, members.iter().copied(), plain).unwrap();
+    sim.enable_trace();
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();
@@ -338,6 +354,7 @@ fn check_schedule(
         tally.plain_in_model += 1;
     }
     tally.overlaps_without += sim.overlapping_leaderships();
+    golden.add(&sim);
     Ok(())
 }
 

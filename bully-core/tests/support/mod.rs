@@ -1,7 +1,11 @@
-//! What bully-core's tests share: the timings the claims are stated for.
+//! What bully-core's tests share: the timings the claims are stated for, and
+//! the golden digests of the sweeps' traces.
 #![allow(dead_code)]
 
 use std::time::Duration;
+
+#[cfg(feature = "sim")]
+pub(crate) mod golden;
 
 use bully_core::{Algorithm, Config, Quorum};
 

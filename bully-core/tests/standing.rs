@@ -1,14 +1,15 @@
 //! When a member stands for election, told one node at a time: what it sends
-//! after an election of its own came to nothing.
+//! after an election of its own came to nothing, and how often it asks whether
+//! it may take over from a lower leader.
 //!
 //! The fault sweeps check that the right member ends up leading; these stories
 //! pin the steps on the way, which a sweep cannot tell apart (a member that
 //! elects at once instead of probing first still ends up agreed on, after more
 //! messages).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use bully_core::{Algorithm, Config, Message, Node, NodeId, Transmit};
+use bully_core::{Algorithm, Config, Message, Node, NodeId, Preemption, Quorum, Term, Transmit};
 
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
     range.map(NodeId).collect()
@@ -78,4 +79,67 @@ fn process_2_whose_election_came_to_nothing_probes_before_it_stands_again() {
         );
         assert_eq!(node.term(), term, "{algorithm:?}: a probe raises no term");
     }
+}
+
+/// 3 of 1..=4, under `Preemption::Always` with a
+/// majority quorum, hears the lower member 2 lead: it would take over, if a
+/// probe lets it. 1 still names 4 as its leader, so 3 is not backed by a
+/// quorum (itself and 2 are two of the three it needs).
+fn probe_not_backed(node: &mut Node, at: Instant) {
+    let term = node.term();
+    for (from, leader) in [(1, 4), (2, 2)] {
+        let reply = Message::ProbeReply {
+            term,
+            leader: Some(NodeId(leader)),
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    // 4 never replies: the probe's time runs out.
+    let due = node.poll_timeout().expect("the probe's timer");
+    node.handle_timeout(due);
+    assert!(drain(node).is_empty(), "a probe not backed moves nothing");
+}
+
+#[test]
+fn process_3_asks_once_about_each_lower_leadership_then_follows_it_until_its_back_off_ends() {
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_preemption(Preemption::Always);
+    let t0 = Instant::now();
+    let ms = Duration::from_millis;
+    let heartbeat = |round| Message::Heartbeat {
+        term: Term(5),
+        round,
+    };
+    let mut node = Node::new(NodeId(3), ids(1..=4), config.clone()).unwrap();
+    node.handle_message(t0, NodeId(2), heartbeat(1));
+    assert_eq!(
+        kinds(&drain(&mut node)),
+        vec![(1, "probe"), (2, "probe"), (4, "probe")],
+        "3 would take over from 2: it asks first"
+    );
+    node.handle_message(t0 + ms(5), NodeId(2), heartbeat(1));
+    assert!(
+        drain(&mut node).is_empty() && node.leader().is_none(),
+        "while its probe runs, 3 neither asks again nor follows"
+    );
+    probe_not_backed(&mut node, t0 + ms(10));
+    // The first probe was for standing at all; 2's leadership is news to the
+    // back-off, so 3 asks about it once, at once.
+    node.handle_message(t0 + ms(100), NodeId(2), heartbeat(2));
+    assert_eq!(
+        kinds(&drain(&mut node)),
+        vec![(1, "probe"), (2, "probe"), (4, "probe")],
+        "a lower leadership it has not asked about is worth a probe"
+    );
+    probe_not_backed(&mut node, t0 + ms(110));
+    // Asked about 2 and not backed, and backing off: 3 follows 2 for now.
+    node.handle_message(t0 + ms(200), NodeId(2), heartbeat(3));
+    assert_eq!(
+        kinds(&drain(&mut node)),
+        vec![(2, "ack")],
+        "backing off, 3 follows the lower leader instead of asking again"
+    );
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(2)));
 }

@@ -9,7 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Algorithm, Config, Message, Node, NodeId, Preemption, Quorum, Term, Transmit};
+use bully_core::{
+    Algorithm, Config, Message, Node, NodeId, Preemption, Quorum, Role, Term, Transmit,
+};
 
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
     range.map(NodeId).collect()
@@ -142,4 +144,76 @@ fn process_3_asks_once_about_each_lower_leadership_then_follows_it_until_its_bac
         "backing off, 3 follows the lower leader instead of asking again"
     );
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(2)));
+}
+
+/// 3 of 1..=3 with a majority quorum wins at its start and leads through six
+/// heartbeat rounds; 1 acknowledges every round, 2 the rounds up to
+/// `acked_by_2` only. Returns the node, the instant after its sixth round, and
+/// the leadership's term.
+fn leading_3(acked_by_2: u64) -> (Node, Instant, Term) {
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    node.start(Instant::now());
+    let (at, probes) = next_timer(&mut node);
+    assert_eq!(kinds(&probes), vec![(1, "probe"), (2, "probe")]);
+    let term = node.term();
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term,
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    drain(&mut node);
+    let term = node.term();
+    node.handle_message(at, NodeId(1), Message::Ack { term, round: 0 });
+    let mut now = at;
+    let mut sent = drain(&mut node);
+    let mut last_round = 0;
+    while last_round < 6 {
+        for t in &sent {
+            if let Message::Heartbeat { round, .. } = t.message {
+                last_round = round;
+                if t.to == NodeId(1) || round <= acked_by_2 {
+                    node.handle_message(now, t.to, Message::Ack { term, round });
+                }
+            }
+        }
+        if last_round < 6 {
+            (now, sent) = next_timer(&mut node);
+        }
+    }
+    assert_eq!(node.role(), Role::Leader);
+    (node, now, term)
+}
+
+#[test]
+fn a_leader_probed_in_its_own_term_by_a_member_that_does_not_follow_keeps_leading() {
+    // 2 acknowledged nothing and probes in 3's own term: it can still follow
+    // this leadership (its token is not above it), so 3 leads on in its term.
+    let (mut node, now, term) = leading_3(0);
+    node.handle_message(now, NodeId(2), Message::Probe { term });
+    assert_eq!(kinds(&drain(&mut node)), vec![(2, "probe-reply")]);
+    assert_eq!(node.term(), term, "no new election");
+}
+
+#[test]
+fn a_leader_probed_in_a_later_term_leads_again_above_it_only_if_the_prober_stopped_following() {
+    // 2 probes in a later term. Having acknowledged round 4 of six, it may
+    // just be a round trip behind: 3 leads on. Having acknowledged only up to
+    // round 3, it stopped following two rounds ago (it may hold a token above
+    // 3's, after 3 restarted without its state): 3 leads again, above the
+    // probe's term.
+    for (acked_by_2, leads_again) in [(4, false), (3, true)] {
+        let (mut node, now, term) = leading_3(acked_by_2);
+        let later = Term(term.0 + 1);
+        node.handle_message(now, NodeId(2), Message::Probe { term: later });
+        let sent = drain(&mut node);
+        assert_eq!(
+            node.term() > later,
+            leads_again,
+            "2 acknowledged up to round {acked_by_2}: {sent:?}"
+        );
+    }
 }

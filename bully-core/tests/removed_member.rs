@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use bully_core::sim::{Simulation, TraceEntry, Violation};
-use bully_core::{Algorithm, Config, DropReason, Message, Node, NodeId, Quorum, Transmit};
+use bully_core::{Algorithm, Config, DropReason, Message, Node, NodeId, Quorum, Term, Transmit};
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
@@ -245,4 +245,86 @@ fn removal_during_failover(config: &Config, seed: u64) {
         })
         .collect();
     assert!(violations.is_empty(), "{context}: {violations:?}");
+}
+
+#[test]
+fn a_member_removed_while_3_probes_leaves_the_others_cut_off_word_standing() {
+    // 3 of 1..=5 probes at its start; 4 replies that it is cut off from a
+    // quorum, so 3's election will not wait for 4. 5 is removed before it
+    // replies. 3 stands, and with 4 known cut off and 5 gone, nobody above it
+    // is left to ask: it claims at once.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), ids(1..=5), config).unwrap();
+    node.start(Instant::now());
+    let now = node.poll_timeout().unwrap();
+    node.handle_timeout(now);
+    let probes = drain(&mut node);
+    assert_eq!(probes.len(), 4, "{probes:?}");
+    let term = node.term();
+    for (from, cut_off) in [(1, false), (2, false), (4, true)] {
+        let reply = Message::ProbeReply {
+            term,
+            leader: None,
+            cut_off,
+        };
+        node.handle_message(now, NodeId(from), reply);
+    }
+    node.remove_member(now, NodeId(5)).unwrap();
+    let mut sent = drain(&mut node);
+    sent.extend(run_timers(&mut node, now + Duration::from_millis(60)));
+    assert!(
+        sent.iter()
+            .any(|t| matches!(t.message, Message::Coordinator { .. })),
+        "3 claims: {sent:?}"
+    );
+    assert!(
+        sent.iter()
+            .all(|t| !matches!(t.message, Message::Election { .. })),
+        "nobody above 3 is asked: {sent:?}"
+    );
+}
+
+#[test]
+fn removing_another_member_does_not_make_4_forget_that_its_leader_resigned() {
+    // 4 of 1..=5 follows 5, which resigns. 1 is removed meanwhile. When 4
+    // probes, 2 and 3 have not heard of the resignation and still name 5:
+    // 4 knows better, counts them as backing it, and stands.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(4), ids(1..=5), config.clone()).unwrap();
+    let term = Term(3);
+    // 4 votes for 5's claim, and follows it from its first heartbeat.
+    node.handle_message(now, NodeId(5), Message::Coordinator { term });
+    node.handle_message(now, NodeId(5), Message::Heartbeat { term, round: 1 });
+    drain(&mut node);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));
+    node.handle_message(now, NodeId(5), Message::Resign { term });
+    node.remove_member(now, NodeId(1)).unwrap();
+    let mut sent = drain(&mut node);
+    let mut at = now;
+    while !sent
+        .iter()
+        .any(|t| matches!(t.message, Message::Probe { .. }))
+    {
+        at = node.poll_timeout().expect("4 elects soon");
+        node.handle_timeout(at);
+        sent = drain(&mut node);
+    }
+    let probe_term = node.term();
+    for (from, leader) in [(2, Some(NodeId(5))), (3, Some(NodeId(5))), (5, None)] {
+        let reply = Message::ProbeReply {
+            term: probe_term,
+            leader,
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    let sent = drain(&mut node);
+    assert!(
+        sent.iter().any(|t| matches!(
+            t.message,
+            Message::Election { .. } | Message::Coordinator { .. }
+        )),
+        "4 stands, backed by the members that still name its resigned leader: {sent:?}"
+    );
 }

@@ -10,7 +10,8 @@
 use std::time::{Duration, Instant};
 
 use bully_core::{
-    Algorithm, Config, Message, Node, NodeId, Preemption, Quorum, Role, Term, Transmit,
+    Algorithm, Config, DropReason, DurableState, Message, Node, NodeId, Preemption, Quorum, Role,
+    Term, Transmit,
 };
 
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
@@ -216,4 +217,69 @@ fn a_leader_probed_in_a_later_term_leads_again_above_it_only_if_the_prober_stopp
             "2 acknowledged up to round {acked_by_2}: {sent:?}"
         );
     }
+}
+
+#[test]
+fn a_late_or_repeated_probe_reply_is_dropped_and_does_not_count() {
+    // 3 of 1..=3 restarts at term 4 and probes in it. 1's reply to an older
+    // probe (term 3) and 2's reply a second time are dropped as outdated; 3
+    // stands only once 1 answers this probe.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let state = DurableState {
+        term: Term(4),
+        vote: None,
+    };
+    let mut node = Node::with_durable_state(NodeId(3), ids(1..=3), config, state).unwrap();
+    node.start(Instant::now());
+    let (at, probes) = next_timer(&mut node);
+    assert_eq!(kinds(&probes), vec![(1, "probe"), (2, "probe")]);
+    assert!(
+        probes
+            .iter()
+            .all(|t| t.message == Message::Probe { term: Term(4) })
+    );
+    let reply = |term| Message::ProbeReply {
+        term: Term(term),
+        leader: None,
+        cut_off: false,
+    };
+    let outdated = |node: &Node| node.stats().dropped[DropReason::Outdated];
+    node.handle_message(at, NodeId(1), reply(3));
+    assert_eq!(outdated(&node), 1, "a reply to an older probe");
+    node.handle_message(at, NodeId(2), reply(4));
+    node.handle_message(at, NodeId(2), reply(4));
+    assert_eq!(outdated(&node), 2, "a second reply from 2");
+    assert!(drain(&mut node).is_empty(), "one reply of two: 3 waits");
+    node.handle_message(at, NodeId(1), reply(4));
+    assert!(
+        drain(&mut node)
+            .iter()
+            .any(|t| t.message == Message::Coordinator { term: Term(5) }),
+        "both replied: 3 claims term 5"
+    );
+}
+
+#[test]
+fn with_a_quorum_members_that_still_name_a_higher_leader_do_not_back_process_3() {
+    // 3 of 1..=4 probes; 1 and 2 still name 4 as their leader, and 4 itself
+    // replies naming none. 4 is alive and above 3, so 1 and 2 do not back 3
+    // (without a quorum they would: an election by 3 would end with 4
+    // announcing itself), and 3, backed by 4 alone, does not stand.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), ids(1..=4), config).unwrap();
+    node.start(Instant::now());
+    let (at, probes) = next_timer(&mut node);
+    assert_eq!(probes.len(), 3, "{probes:?}");
+    let term = node.term();
+    for (from, leader) in [(1, Some(NodeId(4))), (2, Some(NodeId(4))), (4, None)] {
+        let reply = Message::ProbeReply {
+            term,
+            leader,
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    let sent = drain(&mut node);
+    assert!(sent.is_empty(), "3 does not stand: {sent:?}");
+    assert_eq!(node.term(), term);
 }

@@ -283,3 +283,33 @@ fn with_a_quorum_members_that_still_name_a_higher_leader_do_not_back_process_3()
     assert!(sent.is_empty(), "3 does not stand: {sent:?}");
     assert_eq!(node.term(), term);
 }
+
+#[test]
+fn without_a_quorum_process_2_stands_again_only_if_every_reply_backs_it() {
+    // 2 of 1..=4 elects; 3 answers and no Coordinator comes, so 2 probes. 1
+    // names no leader, but 3 names 4, which 2 would not replace and which
+    // does not reply: 2 does not stand (every reply must back it when there
+    // is no quorum to count to).
+    let mut node = Node::new(NodeId(2), ids(1..=4), Config::default()).unwrap();
+    let t0 = Instant::now();
+    node.start_election(t0);
+    let term = node.term();
+    drain(&mut node);
+    node.handle_message(t0, NodeId(3), Message::Answer { term });
+    let (at, probes) = next_timer(&mut node);
+    assert_eq!(
+        kinds(&probes),
+        vec![(1, "probe"), (3, "probe"), (4, "probe")]
+    );
+    for (from, leader) in [(1, None), (3, Some(NodeId(4)))] {
+        let reply = Message::ProbeReply {
+            term,
+            leader,
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    let (_, sent) = next_timer(&mut node);
+    assert!(sent.is_empty(), "2 does not stand: {sent:?}");
+    assert_eq!(node.term(), term);
+}

@@ -313,3 +313,45 @@ fn without_a_quorum_process_2_stands_again_only_if_every_reply_backs_it() {
     assert!(sent.is_empty(), "2 does not stand: {sent:?}");
     assert_eq!(node.term(), term);
 }
+
+#[test]
+fn a_probe_for_answering_a_lower_election_also_serves_to_stand_when_3_needs_to() {
+    // 3 of 1..=3 has just started and listens before it stands. 1's Election
+    // comes first: 3 does not know yet whether it reaches a quorum, so it
+    // probes before answering. While that probe runs, 3's own time to stand
+    // comes: the same probe decides that too, and when 1 and 2 back it, 3
+    // claims the leadership (its claim answers 1's election).
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    node.start(t0);
+    let stand_at = node.poll_timeout().expect("3 listens, then stands");
+    let before = stand_at - Duration::from_millis(1);
+    node.handle_message(before, NodeId(1), Message::Election { term: Term(1) });
+    assert_eq!(kinds(&drain(&mut node)), vec![(1, "probe"), (2, "probe")]);
+    node.handle_timeout(stand_at);
+    assert!(
+        drain(&mut node).is_empty(),
+        "the probe under way serves: no second one"
+    );
+    let term = node.term();
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term,
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(stand_at, NodeId(from), reply);
+    }
+    let sent = drain(&mut node);
+    assert!(
+        sent.iter()
+            .any(|t| matches!(t.message, Message::Coordinator { .. })),
+        "3 stands and claims: {sent:?}"
+    );
+    assert!(
+        sent.iter()
+            .all(|t| !matches!(t.message, Message::Answer { .. })),
+        "its claim answers 1: {sent:?}"
+    );
+}

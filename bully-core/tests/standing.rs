@@ -355,3 +355,36 @@ fn a_probe_for_answering_a_lower_election_also_serves_to_stand_when_3_needs_to()
         "its claim answers 1: {sent:?}"
     );
 }
+
+#[test]
+fn a_probe_reply_names_the_leader_heard_within_the_last_leader_timeout_and_no_longer() {
+    // 1 of 1..=3 follows 3, last heard at `heard`. 2 probes: just before a
+    // leader timeout has passed since, 1 names 3; from then on, nobody.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    for (after, named) in [
+        (
+            config.leader_timeout() - Duration::from_nanos(1),
+            Some(NodeId(3)),
+        ),
+        (config.leader_timeout(), None),
+    ] {
+        let heard = Instant::now();
+        let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
+        let term = Term(1);
+        node.handle_message(heard, NodeId(3), Message::Coordinator { term });
+        node.handle_message(heard, NodeId(3), Message::Heartbeat { term, round: 1 });
+        drain(&mut node);
+        assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+        node.handle_message(heard + after, NodeId(2), Message::Probe { term });
+        let replies: Vec<Message> = drain(&mut node).into_iter().map(|t| t.message).collect();
+        assert_eq!(
+            replies,
+            vec![Message::ProbeReply {
+                term,
+                leader: named,
+                cut_off: false
+            }],
+            "{after:?} after hearing 3"
+        );
+    }
+}

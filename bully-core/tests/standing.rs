@@ -388,3 +388,34 @@ fn a_probe_reply_names_the_leader_heard_within_the_last_leader_timeout_and_no_lo
         );
     }
 }
+
+#[test]
+fn a_member_cut_off_when_asked_by_a_lower_election_keeps_a_timer_that_moves_it_on() {
+    // 2 of 1..=3 is asked by 1's Election and probes before answering; no
+    // reply comes (2 is cut off), so it drops the Election. Leaderless, it
+    // needs a timer to move on: a node that had none gets its leader timeout;
+    // one that had its start's timer keeps it as it was.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    for started in [false, true] {
+        let t0 = Instant::now();
+        let mut node = Node::new(NodeId(2), ids(1..=3), config.clone()).unwrap();
+        if started {
+            node.start(t0);
+        }
+        let before = node.poll_timeout();
+        let asked = t0 + Duration::from_millis(10);
+        node.handle_message(asked, NodeId(1), Message::Election { term: Term(1) });
+        assert_eq!(kinds(&drain(&mut node)), vec![(1, "probe"), (3, "probe")]);
+        let (probe_end, sent) = next_timer(&mut node);
+        assert!(sent.is_empty(), "cut off, 2 does not answer: {sent:?}");
+        assert_eq!(node.role(), Role::Follower);
+        let after = node.poll_timeout();
+        match before {
+            Some(start_timer) => assert_eq!(after, Some(start_timer), "started: unchanged"),
+            None => assert!(
+                after.is_some_and(|due| due > probe_end),
+                "not started: a leader timeout is armed"
+            ),
+        }
+    }
+}

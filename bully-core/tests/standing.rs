@@ -419,3 +419,114 @@ fn a_member_cut_off_when_asked_by_a_lower_election_keeps_a_timer_that_moves_it_o
         }
     }
 }
+
+#[test]
+fn a_probe_verdict_answers_lower_elections_for_one_leader_timeout() {
+    // 2 of 1..=3 probes when 1's Election asks it, and both others reply: it
+    // reaches a quorum, and answers. It then follows 3. For a leader timeout
+    // that verdict answers the next Election from 1 at once; from then on 2
+    // asks again first.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    for (after, probes_again) in [
+        (config.leader_timeout() - Duration::from_nanos(1), false),
+        (config.leader_timeout(), true),
+    ] {
+        let t0 = Instant::now();
+        let mut node = Node::new(NodeId(2), ids(1..=3), config.clone()).unwrap();
+        node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
+        assert_eq!(kinds(&drain(&mut node)), vec![(1, "probe"), (3, "probe")]);
+        for from in [1, 3] {
+            let reply = Message::ProbeReply {
+                term: Term(0),
+                leader: None,
+                cut_off: false,
+            };
+            node.handle_message(t0, NodeId(from), reply);
+        }
+        assert!(kinds(&drain(&mut node)).contains(&(1, "answer")));
+        let term = Term(2);
+        node.handle_message(t0, NodeId(3), Message::Coordinator { term });
+        node.handle_message(t0, NodeId(3), Message::Heartbeat { term, round: 1 });
+        let at = t0 + after;
+        let round = Message::Heartbeat { term, round: 2 };
+        node.handle_message(at - Duration::from_millis(1), NodeId(3), round);
+        drain(&mut node);
+        node.handle_message(at, NodeId(1), Message::Election { term: Term(3) });
+        let sent = kinds(&drain(&mut node));
+        assert_eq!(
+            sent.contains(&(1, "probe")),
+            probes_again,
+            "{after:?} after the verdict: {sent:?}"
+        );
+        assert_eq!(sent.contains(&(1, "answer")), !probes_again, "{sent:?}");
+    }
+}
+
+#[test]
+fn a_member_that_found_itself_cut_off_says_so_for_one_leader_timeout() {
+    // 2 of 1..=5 probes when 1's Election asks it; only 1 replies, so 2 does
+    // not reach a quorum (3 of 5). When 1 probes later, 2 tells it that it is
+    // cut off, for a leader timeout (which is also how long it backs off
+    // before its next probe), and no longer.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    for (after, cut_off) in [
+        (config.leader_timeout() - Duration::from_nanos(1), true),
+        (config.leader_timeout(), false),
+    ] {
+        let t0 = Instant::now();
+        let mut node = Node::new(NodeId(2), ids(1..=5), config.clone()).unwrap();
+        node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
+        assert_eq!(drain(&mut node).len(), 4);
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(t0, NodeId(1), reply);
+        let (verdict_at, sent) = next_timer(&mut node);
+        assert!(sent.is_empty(), "cut off, 2 does not answer: {sent:?}");
+        node.handle_message(
+            verdict_at + after,
+            NodeId(1),
+            Message::Probe { term: Term(0) },
+        );
+        let replies: Vec<Message> = drain(&mut node).into_iter().map(|t| t.message).collect();
+        assert_eq!(
+            replies,
+            vec![Message::ProbeReply {
+                term: Term(0),
+                leader: None,
+                cut_off
+            }],
+            "{after:?} after its verdict"
+        );
+    }
+}
+
+#[test]
+fn every_election_that_waited_for_the_probe_is_answered() {
+    // 1's and 2's Elections reach 3 of 1..=4 before it knows whether it
+    // reaches a quorum; both wait for its probe. Every other member replies:
+    // 3 answers both ("I am alive and higher"), and elects towards 4.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(3), ids(1..=4), config).unwrap();
+    for from in [1, 2] {
+        node.handle_message(t0, NodeId(from), Message::Election { term: Term(1) });
+    }
+    assert_eq!(drain(&mut node).len(), 3, "one probe to each other member");
+    for from in [1, 2, 4] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(t0, NodeId(from), reply);
+    }
+    let sent = kinds(&drain(&mut node));
+    assert!(
+        sent.contains(&(1, "answer")) && sent.contains(&(2, "answer")),
+        "{sent:?}"
+    );
+    assert!(sent.contains(&(4, "election")), "{sent:?}");
+}

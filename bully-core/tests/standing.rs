@@ -530,3 +530,35 @@ fn every_election_that_waited_for_the_probe_is_answered() {
     );
     assert!(sent.contains(&(4, "election")), "{sent:?}");
 }
+
+#[test]
+fn hearing_a_new_member_keeps_a_verdict_that_found_a_quorum() {
+    // 2 of 1..=4 probes for 1's Election; 1 and 3 reply, which with 2 makes a
+    // quorum of 3. 4, not heard in that probe, then probes 2 itself: news
+    // that could only widen 2's reach, so the verdict stands and 2 answers 1's
+    // next Election at once.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=4), config).unwrap();
+    node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
+    assert_eq!(drain(&mut node).len(), 3);
+    for from in [1, 3] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(t0, NodeId(from), reply);
+    }
+    let (_, sent) = next_timer(&mut node);
+    assert!(kinds(&sent).contains(&(1, "answer")), "{sent:?}");
+    drain(&mut node);
+    node.handle_message(t0, NodeId(4), Message::Probe { term: Term(1) });
+    drain(&mut node);
+    node.handle_message(t0, NodeId(1), Message::Election { term: Term(2) });
+    let sent = kinds(&drain(&mut node));
+    assert!(
+        sent.contains(&(1, "answer")) && !sent.contains(&(1, "probe")),
+        "{sent:?}"
+    );
+}

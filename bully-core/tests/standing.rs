@@ -562,3 +562,53 @@ fn hearing_a_new_member_keeps_a_verdict_that_found_a_quorum() {
         "{sent:?}"
     );
 }
+
+#[test]
+fn process_3_set_on_taking_over_from_2_does_not_go_back_to_following_it() {
+    // Under AfterStable(800 ms) with a majority quorum, 3 of 1..=3 follows
+    // the lower leader 2 for the stable period, then sets out to take over:
+    // it claims term 2. Nobody acknowledges, and 3 probes to try again; 2's
+    // heartbeats of term 1 keep coming meanwhile. 3 does not go back to
+    // following 2 (which would promise 2 not to vote against it, and hold
+    // the takeover back for another stable period): it keeps at its takeover.
+    let stable = Duration::from_millis(800);
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_preemption(Preemption::AfterStable(stable));
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    let term = Term(1);
+    node.handle_message(t0, NodeId(2), Message::Coordinator { term });
+    node.handle_message(t0, NodeId(2), Message::Heartbeat { term, round: 1 });
+    drain(&mut node);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(2)));
+    let (mut now, mut round) = (t0, 2);
+    let (mut claimed, mut probed) = (false, false);
+    while now < t0 + stable * 3 {
+        let heartbeat_at = now + Duration::from_millis(100);
+        match node.poll_timeout() {
+            Some(due) if due <= heartbeat_at => {
+                node.handle_timeout(due);
+                now = due;
+                let sent = kinds(&drain(&mut node));
+                claimed |= sent.contains(&(2, "coordinator"));
+                probed |= claimed && sent.contains(&(2, "probe"));
+            }
+            _ => {
+                now = heartbeat_at;
+                node.handle_message(now, NodeId(2), Message::Heartbeat { term, round });
+                round += 1;
+                let sent = kinds(&drain(&mut node));
+                if claimed {
+                    assert!(
+                        sent.is_empty() && node.leader().is_none(),
+                        "{:?} after the start, 3 follows 2 again: {sent:?}",
+                        now - t0
+                    );
+                }
+            }
+        }
+    }
+    assert!(claimed && probed, "3 claimed, then probed to try again");
+    assert_eq!(node.term(), Term(2));
+}

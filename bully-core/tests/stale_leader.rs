@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Config, DropReason, Event, Message, Node, NodeId, Term};
+use bully_core::{Config, DropReason, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit};
 
 fn following_3_in_term_5() -> (Node, Instant) {
     let now = Instant::now();
@@ -52,4 +52,106 @@ fn an_older_leadership_from_another_member_changes_nothing() {
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
     assert_eq!(node.poll_event(), None);
     assert_eq!(node.poll_timeout(), timeout);
+}
+
+fn quorum_config() -> Config {
+    Config::default().with_quorum(Quorum::Majority)
+}
+
+fn heartbeat(term: u64) -> Message {
+    Message::Heartbeat {
+        term: Term(term),
+        round: 1,
+    }
+}
+
+fn sent(node: &mut Node) -> Vec<Transmit> {
+    std::iter::from_fn(|| node.poll_transmit()).collect()
+}
+
+/// 3 of 1..=4 with a majority quorum wins term 1 (4 says it is cut off, 1 and
+/// 2 vote), then hears nobody until its lease runs out: leaderless, its
+/// highest token is its own leadership of term 1.
+fn lapsed_leader_3() -> (Node, Instant) {
+    let mut node = Node::new(NodeId(3), [1, 2, 3, 4].map(NodeId), quorum_config()).unwrap();
+    let mut now = Instant::now();
+    node.start(now);
+    while !sent(&mut node)
+        .iter()
+        .any(|t| matches!(t.message, Message::Probe { .. }))
+    {
+        now = node.poll_timeout().unwrap();
+        node.handle_timeout(now);
+    }
+    // 4 replies that it is cut off from a quorum: 3 does not wait for it.
+    for (from, cut_off) in [(1, false), (2, false), (4, true)] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off,
+        };
+        node.handle_message(now, NodeId(from), reply);
+    }
+    sent(&mut node);
+    for from in [1, 2] {
+        let ack = Message::Ack {
+            term: Term(1),
+            round: 0,
+        };
+        node.handle_message(now, NodeId(from), ack);
+    }
+    assert_eq!(node.role(), Role::Leader);
+    while node.role() == Role::Leader {
+        now = node.poll_timeout().unwrap();
+        node.handle_timeout(now);
+        sent(&mut node);
+    }
+    assert_eq!(node.leader(), None);
+    (node, now)
+}
+
+#[test]
+fn a_leaderless_member_whose_own_leadership_shares_a_term_with_a_lower_ones_names_it_to_that_one() {
+    // 3's leadership of term 1 lapsed; 2 announces a leadership of term 1 too
+    // (possible only after a restart without state). 3 can never follow it,
+    // so it tells 2 of its own, to 2 alone.
+    let (mut node, now) = lapsed_leader_3();
+    node.handle_message(now, NodeId(2), heartbeat(1));
+    let out = sent(&mut node);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].to, NodeId(2));
+    assert_eq!(out[0].message, Message::Coordinator { term: Term(1) });
+}
+
+#[test]
+fn a_stale_leadership_from_a_higher_member_is_only_dropped() {
+    // 4 announces term 0, below 3's own leadership of term 1: stale news from
+    // above, which 3's word would not settle. Dropped, nothing sent.
+    let (mut node, now) = lapsed_leader_3();
+    node.handle_message(now, NodeId(4), heartbeat(0));
+    assert_eq!(node.stats().dropped[DropReason::StaleLeader], 1);
+    assert!(sent(&mut node).is_empty());
+}
+
+#[test]
+fn with_a_quorum_a_stale_leadership_is_only_dropped_by_a_follower_and_by_a_member_fenced_by_another()
+ {
+    // 1 follows 3 in term 5: 2's term 1 is stale, dropped, nothing sent.
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
+    node.handle_message(now, NodeId(3), heartbeat(5));
+    sent(&mut node);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+    node.handle_message(now, NodeId(2), heartbeat(1));
+    assert!(sent(&mut node).is_empty(), "a follower");
+    // 2, leaderless, fenced by 3's term 5 (not its own): 1's term 1 is stale.
+    let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
+    node.handle_message(now, NodeId(3), heartbeat(5));
+    node.handle_message(now, NodeId(3), Message::Resign { term: Term(5) });
+    sent(&mut node);
+    assert_eq!(node.leader(), None);
+    node.handle_message(now, NodeId(1), heartbeat(1));
+    assert!(sent(&mut node).is_empty(), "a member fenced by another");
 }

@@ -155,3 +155,53 @@ fn with_a_quorum_a_stale_leadership_is_only_dropped_by_a_follower_and_by_a_membe
     node.handle_message(now, NodeId(1), heartbeat(1));
     assert!(sent(&mut node).is_empty(), "a member fenced by another");
 }
+
+#[test]
+fn without_a_quorum_a_lower_leadership_starts_a_new_election_only_if_newer_than_the_one_running() {
+    // 2 of 1..=3 runs an election of term 1 (towards 3). 1 announces term 1:
+    // 2's own election will out-rank it, nothing to do. 1 announces term 5:
+    // 2 elects again, above it, in term 6.
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), Config::default()).unwrap();
+    node.start_election(now);
+    assert_eq!(node.term(), Term(1));
+    sent(&mut node);
+    node.handle_message(now, NodeId(1), Message::Coordinator { term: Term(1) });
+    assert!(sent(&mut node).is_empty());
+    assert_eq!(node.term(), Term(1));
+    node.handle_message(now, NodeId(1), Message::Coordinator { term: Term(5) });
+    let out = sent(&mut node);
+    assert_eq!(node.term(), Term(6));
+    assert!(
+        out.iter()
+            .any(|t| t.to == NodeId(3) && t.message == Message::Election { term: Term(6) }),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
+    // 1 of 1..=3 follows 3 and has promised it not to vote against it while
+    // 3's lease may run. 2 says it resigns term 1: not 1's leader, so the
+    // promise holds, and 2's claim of term 2 gets no vote yet. When 3 itself
+    // resigns, the promise is free and the vote goes to 2.
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(1) });
+    node.handle_message(now, NodeId(3), heartbeat(1));
+    sent(&mut node);
+    node.handle_message(now, NodeId(2), Message::Resign { term: Term(1) });
+    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    assert!(sent(&mut node).is_empty(), "the promise to 3 holds");
+    node.handle_message(now, NodeId(3), Message::Resign { term: Term(1) });
+    let out = sent(&mut node);
+    assert!(
+        out.iter().any(|t| t.to == NodeId(2)
+            && t.message
+                == Message::Ack {
+                    term: Term(2),
+                    round: 0
+                }),
+        "3 resigned: the deferred vote goes to 2: {out:?}"
+    );
+}

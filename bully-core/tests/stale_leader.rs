@@ -191,6 +191,8 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
     node.handle_message(now, NodeId(3), heartbeat(1));
     sent(&mut node);
     node.handle_message(now, NodeId(2), Message::Resign { term: Term(1) });
+    assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
     node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
     assert!(sent(&mut node).is_empty(), "the promise to 3 holds");
     node.handle_message(now, NodeId(3), Message::Resign { term: Term(1) });
@@ -204,4 +206,29 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
                 }),
         "3 resigned: the deferred vote goes to 2: {out:?}"
     );
+}
+
+#[test]
+fn a_stand_waiting_for_the_promise_to_the_leader_goes_ahead_when_that_leader_resigns() {
+    // 2 of 1..=3 follows 3, with a promise not to vote against it while 3's
+    // lease may run. 2 is told to elect: 3 does not answer, so 2 would claim,
+    // but that waits for the promise to 3 to run out. 3 resigns meanwhile:
+    // the promise protects nothing now, and 2 goes ahead at once.
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.handle_message(t0, NodeId(3), Message::Coordinator { term: Term(1) });
+    node.handle_message(t0, NodeId(3), heartbeat(1));
+    sent(&mut node);
+    node.start_election(t0);
+    sent(&mut node);
+    let answer_wait = node.poll_timeout().unwrap();
+    node.handle_timeout(answer_wait);
+    assert!(sent(&mut node).is_empty(), "the claim waits");
+    let promise_end = node.poll_timeout().unwrap();
+    assert_eq!(promise_end, t0 + quorum_config().follower_lease());
+    let resigned = answer_wait + Duration::from_millis(50);
+    node.handle_message(resigned, NodeId(3), Message::Resign { term: Term(1) });
+    assert_eq!(node.poll_timeout(), Some(resigned), "at once");
+    node.handle_timeout(resigned);
+    assert!(!sent(&mut node).is_empty(), "2 goes ahead");
 }

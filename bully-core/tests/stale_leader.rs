@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Config, DropReason, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit};
+use bully_core::{
+    Config, DropReason, DurableState, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit,
+};
 
 fn following_3_in_term_5() -> (Node, Instant) {
     let now = Instant::now();
@@ -231,4 +233,40 @@ fn a_stand_waiting_for_the_promise_to_the_leader_goes_ahead_when_that_leader_res
     assert_eq!(node.poll_timeout(), Some(resigned), "at once");
     node.handle_timeout(resigned);
     assert!(!sent(&mut node).is_empty(), "2 goes ahead");
+}
+
+#[test]
+fn a_member_restarted_with_a_vote_follows_an_older_leadership_unless_its_vote_binds_it() {
+    // 1 of 1..=3 restarts with its state: term 2, and its vote in term 2.
+    // For a follower lease after its start it promises nobody anything (a
+    // promise made before the restart may still run). 2 leads term 1. If 1's
+    // vote went to itself (its own claim led nowhere) or to 2, following 2
+    // breaks no promise: it follows at once. If it went to 3, that vote may
+    // be part of 3's quorum: 1 follows 2 only once the promise has run out,
+    // to the nanosecond.
+    let config = quorum_config();
+    let lease = config.follower_lease();
+    for (whom, after, follows) in [
+        (1, Duration::from_millis(10), true),
+        (2, Duration::from_millis(10), true),
+        (3, Duration::from_millis(10), false),
+        (3, lease - Duration::from_nanos(1), false),
+        (3, lease, true),
+    ] {
+        let state = DurableState {
+            term: Term(2),
+            vote: Some((Term(2), NodeId(whom))),
+        };
+        let members = [1, 2, 3].map(NodeId);
+        let mut node = Node::with_durable_state(NodeId(1), members, config.clone(), state).unwrap();
+        let t0 = Instant::now();
+        node.start(t0);
+        node.handle_message(t0 + after, NodeId(2), heartbeat(1));
+        let out = sent(&mut node);
+        assert_eq!(
+            node.leader().map(|leader| leader.id) == Some(NodeId(2)),
+            follows,
+            "voted for {whom}, {after:?} after the start: {out:?}"
+        );
+    }
 }

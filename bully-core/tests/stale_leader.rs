@@ -270,3 +270,19 @@ fn a_member_restarted_with_a_vote_follows_an_older_leadership_unless_its_vote_bi
         );
     }
 }
+
+#[test]
+fn a_member_running_an_election_does_not_follow_an_older_terms_leadership() {
+    // 1 of 1..=3 runs an election of term 1 (towards 2 and 3). 3 announces a
+    // leadership of term 0, older than the election: 1 is not idle, so it does
+    // not go back to following an older term; the announcement is stale.
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.start_election(now);
+    sent(&mut node);
+    assert_eq!(node.role(), Role::Candidate);
+    node.handle_message(now, NodeId(3), heartbeat(0));
+    assert_eq!(node.leader(), None);
+    assert_eq!(node.role(), Role::Candidate);
+    assert_eq!(node.stats().dropped[DropReason::StaleLeader], 1);
+}

@@ -612,3 +612,67 @@ fn process_3_set_on_taking_over_from_2_does_not_go_back_to_following_it() {
     assert!(claimed && probed, "3 claimed, then probed to try again");
     assert_eq!(node.term(), Term(2));
 }
+
+#[test]
+fn while_process_2_elects_a_lower_leaders_heartbeat_changes_nothing() {
+    // Under Always with a majority quorum, 2 of 1..=3 runs an election
+    // (towards 3). 1 announces a leadership of a later term: 2 would take it
+    // over, but its own election under way will do that; it neither probes
+    // nor follows 1.
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_preemption(Preemption::Always);
+    let now = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    node.start_election(now);
+    assert_eq!(kinds(&drain(&mut node)), vec![(3, "election")]);
+    let heartbeat = Message::Heartbeat {
+        term: Term(5),
+        round: 1,
+    };
+    node.handle_message(now, NodeId(1), heartbeat);
+    assert!(drain(&mut node).is_empty());
+    assert_eq!(node.role(), Role::Candidate);
+    assert_eq!(node.leader(), None);
+}
+
+#[test]
+fn the_stable_period_runs_from_the_first_contact_with_a_lower_leader() {
+    // Under AfterStable(800 ms), 3 of 1..=3 follows the lower leader 2 from
+    // t0; 300 ms later 2 leads a new term and 3 follows that too. 3 has been
+    // in contact with a lower leader since t0: it sets out to take over at
+    // t0 + 800 ms, not 800 ms after the new term.
+    let stable = Duration::from_millis(800);
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_preemption(Preemption::AfterStable(stable));
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    for (at, term) in [(t0, 1), (t0 + Duration::from_millis(300), 2)] {
+        node.handle_message(at, NodeId(2), Message::Coordinator { term: Term(term) });
+        let heartbeat = Message::Heartbeat {
+            term: Term(term),
+            round: 1,
+        };
+        node.handle_message(at, NodeId(2), heartbeat);
+        drain(&mut node);
+        assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(2)));
+    }
+    // 2's heartbeats keep coming every 100 ms.
+    for round in 2..=5 {
+        let at = t0 + Duration::from_millis(300 + 100 * (round - 1));
+        let heartbeat = Message::Heartbeat {
+            term: Term(2),
+            round,
+        };
+        node.handle_message(at, NodeId(2), heartbeat);
+        drain(&mut node);
+    }
+    assert_eq!(node.poll_timeout(), Some(t0 + stable));
+    node.handle_timeout(t0 + stable);
+    assert_eq!(
+        kinds(&drain(&mut node)),
+        vec![(2, "coordinator")],
+        "at t0 + 800 ms 3 takes over (1, never heard from, is suspected)"
+    );
+}

@@ -15,6 +15,7 @@ fn following_3_in_term_5() -> (Node, Instant) {
     while node.poll_transmit().is_some() {}
     while node.poll_event().is_some() {}
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+    assert_eq!(node.stats().leaders_seen, 1);
     (node, now)
 }
 

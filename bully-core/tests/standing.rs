@@ -186,6 +186,7 @@ fn leading_3(acked_by_2: u64) -> (Node, Instant, Term) {
         }
     }
     assert_eq!(node.role(), Role::Leader);
+    assert_eq!(node.stats().leaders_seen, 1, "its own leadership counts");
     (node, now, term)
 }
 

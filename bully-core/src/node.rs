@@ -8,6 +8,8 @@ mod membership;
 mod modified;
 mod quorum;
 mod ring;
+#[cfg(test)]
+mod takeover_tests;
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};

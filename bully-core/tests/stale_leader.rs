@@ -287,3 +287,32 @@ fn a_member_running_an_election_does_not_follow_an_older_terms_leadership() {
     assert_eq!(node.role(), Role::Candidate);
     assert_eq!(node.stats().dropped[DropReason::StaleLeader], 1);
 }
+
+#[test]
+fn members_that_still_name_a_lapsed_leader_do_not_back_its_return() {
+    // 3's lease of term 1 ran out: 1 and 2 did not acknowledge its rounds in
+    // time (their replies may not reach it). When 3 probes to stand again and
+    // 1 and 2 reply that 3 is still their leader, 3 does not count them as
+    // backing: a link it cannot trust for acknowledgements proves nothing
+    // about a new term. With only 4 behind it (cut off from a quorum), it
+    // does not stand; 1's and 2's own leader timeouts move them on.
+    let (mut node, mut now) = lapsed_leader_3();
+    while !sent(&mut node)
+        .iter()
+        .any(|t| matches!(t.message, Message::Probe { .. }))
+    {
+        now = node.poll_timeout().unwrap();
+        node.handle_timeout(now);
+    }
+    let term = node.term();
+    for (from, leader, cut_off) in [(1, Some(3), false), (2, Some(3), false), (4, None, true)] {
+        let reply = Message::ProbeReply {
+            term,
+            leader: leader.map(NodeId),
+            cut_off,
+        };
+        node.handle_message(now, NodeId(from), reply);
+    }
+    assert!(sent(&mut node).is_empty());
+    assert_eq!(node.term(), term);
+}

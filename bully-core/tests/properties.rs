@@ -53,8 +53,8 @@ fn check_schedule(
 ) -> Result<Outcome, String> {
     let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
     let mut sim = Simulation::new(seed, members, config.clone()).map_err(|e| e.to_string())?;
-    if golden.is_some() {
-        sim.enable_trace();
+    if let Some(golden) = &golden {
+        golden.trace(&mut sim);
     }
     sim.start_all();
     for action in schedule {

@@ -288,7 +288,7 @@ fn check_schedule(
     let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
     let schedule = random_schedule(seed, &members, 16, Duration::from_millis(400), config, mix);
     let mut sim = Simulation::new(seed, members.iter().copied(), config.clone()).unwrap();
-    sim.enable_trace();
+    golden.trace(&mut sim);
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();
@@ -340,7 +340,7 @@ fn check_schedule(
     // The same schedule without a quorum, to show what the gate prevents.
     let plain = config.clone().with_quorum(Quorum::None);
     let mut sim = Simulation::new(seed, members.iter().copied(), plain).unwrap();
-    sim.enable_trace();
+    golden.trace(&mut sim);
     sim.start_all();
     for action in &schedule {
         sim.apply(action).unwrap();

@@ -53,6 +53,9 @@ use crate::stats::DropReason;
 use crate::time::Instant;
 use crate::timer::Timer;
 
+#[cfg(test)]
+mod tests;
+
 /// The most a member backs off between failed probes, in leader timeouts.
 const MAX_BACKOFF: u32 = 4;
 

@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use crate::config::{Config, Preemption, Quorum};
-use crate::message::NodeId;
+use crate::message::{Message, NodeId, Term};
 use crate::node::Node;
+use crate::node::Phase;
+use crate::stats::DropReason;
 use crate::time::Instant;
 
 #[test]
@@ -26,4 +28,29 @@ fn a_probe_under_way_takes_on_a_later_requests_stand_and_takeover() {
     let probe = node.connectivity.probe.as_ref().unwrap();
     assert!(probe.stand, "it now means to stand");
     assert!(probe.takeover, "and to take over");
+}
+
+#[test]
+fn the_newest_waiting_election_is_handled_even_by_a_claiming_node() {
+    // The Elections that waited for a probe are answered newest first; once the
+    // node claims, the older ones are outdated (its claim tells them more), but
+    // the newest is always handled as any Election would be.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), (1..=4).map(NodeId), config).unwrap();
+    let now = Instant::now();
+    node.term = Term(2);
+    node.phase = Phase::Claiming { term: Term(2) };
+    let waiting = [(NodeId(1), Term(3)), (NodeId(2), Term(1))]
+        .into_iter()
+        .collect();
+    node.answer_waiting(now, waiting);
+    // 1's Election (term 3) goes through as any would: 3 has no fresh verdict
+    // on its reach, so it waits for a probe. 2's older one is outdated.
+    let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit()).collect();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(
+        sent.iter()
+            .all(|t| matches!(t.message, Message::Probe { .. }))
+    );
+    assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
 }

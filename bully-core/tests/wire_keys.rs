@@ -57,3 +57,34 @@ fn two_keys_of_one_id_are_refused_naming_the_id() {
     assert_eq!(refused, SetupError::DuplicateKeyId(KeyId(9)));
     assert_eq!(refused.to_string(), "current and previous keys share id 9");
 }
+
+#[test]
+fn a_key_shows_its_id_and_never_its_secret() {
+    let key = Key::new(KeyId(42), NEW_SECRET).unwrap();
+    let shown = format!("{key:?}");
+    assert_eq!(shown, "Key { id: KeyId(42), .. }");
+    assert!(!shown.contains("secret"));
+}
+
+#[test]
+fn during_a_rotation_a_frame_under_neither_key_is_refused_naming_its_key() {
+    // Node 1 accepts key 42 and, while the rotation runs, key 41. Node 3
+    // sends under key 40, retired a rotation ago: refused as unknown, not
+    // tried against either key.
+    let mut old = codec(3, Auth::hmac(Key::new(KeyId(40), OLD_SECRET).unwrap()));
+    let rotating = Auth::Hmac {
+        current: Key::new(KeyId(42), NEW_SECRET).unwrap(),
+        previous: Some(Key::new(KeyId(41), OLD_SECRET).unwrap()),
+    };
+    let mut receiver = codec(1, rotating);
+    let mut frame = Vec::new();
+    let heartbeat = Message::Heartbeat {
+        term: Term(5),
+        round: 1,
+    };
+    old.encode(NodeId(1), &heartbeat, &mut frame).unwrap();
+    assert_eq!(
+        receiver.decode(&frame).unwrap_err(),
+        WireError::UnknownKey(KeyId(40))
+    );
+}

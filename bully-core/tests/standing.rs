@@ -22,6 +22,24 @@ fn drain(node: &mut Node) -> Vec<Transmit> {
     std::iter::from_fn(|| node.poll_transmit()).collect()
 }
 
+/// `from` replies to `node`'s probe of `term`, naming `leader`, and saying
+/// whether it is `cut_off` from a quorum itself.
+fn probe_reply(
+    node: &mut Node,
+    at: Instant,
+    from: NodeId,
+    term: Term,
+    leader: Option<NodeId>,
+    cut_off: bool,
+) {
+    let reply = Message::ProbeReply {
+        term,
+        leader,
+        cut_off,
+    };
+    node.handle_message(at, from, reply);
+}
+
 /// Fires the node's next timer, returning when it fell due and what it sent.
 fn next_timer(node: &mut Node) -> (Instant, Vec<Transmit>) {
     let due = node.poll_timeout().expect("a timer is armed");
@@ -84,19 +102,13 @@ fn process_2_whose_election_came_to_nothing_probes_before_it_stands_again() {
     }
 }
 
-/// 3 of 1..=4, under `Preemption::Always` with a
-/// majority quorum, hears the lower member 2 lead: it would take over, if a
+/// 3 of 1..=4, under `Preemption::Always` with a majority quorum, hears the lower member 2 lead: it would take over, if a
 /// probe lets it. 1 still names 4 as its leader, so 3 is not backed by a
 /// quorum (itself and 2 are two of the three it needs).
 fn probe_not_backed(node: &mut Node, at: Instant) {
     let term = node.term();
     for (from, leader) in [(1, 4), (2, 2)] {
-        let reply = Message::ProbeReply {
-            term,
-            leader: Some(NodeId(leader)),
-            cut_off: false,
-        };
-        node.handle_message(at, NodeId(from), reply);
+        probe_reply(node, at, NodeId(from), term, Some(NodeId(leader)), false);
     }
     // 4 never replies: the probe's time runs out.
     let due = node.poll_timeout().expect("the probe's timer");
@@ -159,12 +171,7 @@ fn leading_3(acked_by_2: u64) -> (Node, Instant, Term) {
     assert_eq!(kinds(&probes), vec![(1, "probe"), (2, "probe")]);
     let term = node.term();
     for from in [1, 2] {
-        let reply = Message::ProbeReply {
-            term,
-            leader: None,
-            cut_off: false,
-        };
-        node.handle_message(at, NodeId(from), reply);
+        probe_reply(&mut node, at, NodeId(from), term, None, false);
     }
     drain(&mut node);
     let term = node.term();
@@ -273,12 +280,7 @@ fn with_a_quorum_members_that_still_name_a_higher_leader_do_not_back_process_3()
     assert_eq!(probes.len(), 3, "{probes:?}");
     let term = node.term();
     for (from, leader) in [(1, Some(NodeId(4))), (2, Some(NodeId(4))), (4, None)] {
-        let reply = Message::ProbeReply {
-            term,
-            leader,
-            cut_off: false,
-        };
-        node.handle_message(at, NodeId(from), reply);
+        probe_reply(&mut node, at, NodeId(from), term, leader, false);
     }
     let sent = drain(&mut node);
     assert!(sent.is_empty(), "3 does not stand: {sent:?}");
@@ -303,12 +305,7 @@ fn without_a_quorum_process_2_stands_again_only_if_every_reply_backs_it() {
         vec![(1, "probe"), (3, "probe"), (4, "probe")]
     );
     for (from, leader) in [(1, None), (3, Some(NodeId(4)))] {
-        let reply = Message::ProbeReply {
-            term,
-            leader,
-            cut_off: false,
-        };
-        node.handle_message(at, NodeId(from), reply);
+        probe_reply(&mut node, at, NodeId(from), term, leader, false);
     }
     let (_, sent) = next_timer(&mut node);
     assert!(sent.is_empty(), "2 does not stand: {sent:?}");
@@ -337,12 +334,7 @@ fn a_probe_for_answering_a_lower_election_also_serves_to_stand_when_3_needs_to()
     );
     let term = node.term();
     for from in [1, 2] {
-        let reply = Message::ProbeReply {
-            term,
-            leader: None,
-            cut_off: false,
-        };
-        node.handle_message(stand_at, NodeId(from), reply);
+        probe_reply(&mut node, stand_at, NodeId(from), term, None, false);
     }
     let sent = drain(&mut node);
     assert!(
@@ -437,12 +429,7 @@ fn a_probe_verdict_answers_lower_elections_for_one_leader_timeout() {
         node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
         assert_eq!(kinds(&drain(&mut node)), vec![(1, "probe"), (3, "probe")]);
         for from in [1, 3] {
-            let reply = Message::ProbeReply {
-                term: Term(0),
-                leader: None,
-                cut_off: false,
-            };
-            node.handle_message(t0, NodeId(from), reply);
+            probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
         }
         assert!(kinds(&drain(&mut node)).contains(&(1, "answer")));
         let term = Term(2);
@@ -478,12 +465,7 @@ fn a_member_that_found_itself_cut_off_says_so_for_one_leader_timeout() {
         let mut node = Node::new(NodeId(2), ids(1..=5), config.clone()).unwrap();
         node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
         assert_eq!(drain(&mut node).len(), 4);
-        let reply = Message::ProbeReply {
-            term: Term(0),
-            leader: None,
-            cut_off: false,
-        };
-        node.handle_message(t0, NodeId(1), reply);
+        probe_reply(&mut node, t0, NodeId(1), Term(0), None, false);
         let (verdict_at, sent) = next_timer(&mut node);
         assert!(sent.is_empty(), "cut off, 2 does not answer: {sent:?}");
         node.handle_message(
@@ -517,12 +499,7 @@ fn every_election_that_waited_for_the_probe_is_answered() {
     }
     assert_eq!(drain(&mut node).len(), 3, "one probe to each other member");
     for from in [1, 2, 4] {
-        let reply = Message::ProbeReply {
-            term: Term(0),
-            leader: None,
-            cut_off: false,
-        };
-        node.handle_message(t0, NodeId(from), reply);
+        probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
     }
     let sent = kinds(&drain(&mut node));
     assert!(
@@ -544,12 +521,7 @@ fn hearing_a_new_member_keeps_a_verdict_that_found_a_quorum() {
     node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
     assert_eq!(drain(&mut node).len(), 3);
     for from in [1, 3] {
-        let reply = Message::ProbeReply {
-            term: Term(0),
-            leader: None,
-            cut_off: false,
-        };
-        node.handle_message(t0, NodeId(from), reply);
+        probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
     }
     let (_, sent) = next_timer(&mut node);
     assert!(kinds(&sent).contains(&(1, "answer")), "{sent:?}");

@@ -5,10 +5,10 @@
 //! the old leader's work has had that long to stop.
 #![cfg(feature = "sim")]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bully_core::sim::{Simulation, TraceEntry, scenario};
-use bully_core::{Algorithm, Config, Event, NodeId, Quorum};
+use bully_core::{Algorithm, Config, Event, Message, Node, NodeId, Quorum};
 
 /// `n` members settled under `n`; `n` leaves (it steps down and stops, as the
 /// agent does on Ctrl-C) and `n - 1` takes over; `n` comes back and preempts
@@ -196,4 +196,28 @@ fn first_leadership_of(sim: &Simulation, member: NodeId) -> Option<Duration> {
         .find(|&&(at, node, start)| start && at >= ended && node == member)?
         .0;
     Some(Duration::from_micros(began - ended))
+}
+
+#[test]
+fn a_leader_that_steps_down_resigns_as_soon_as_its_work_has_stopped() {
+    // 2 of 1..=2 is its own quorum (`AtLeast(1)`), leads with a one-second
+    // resign delay, and steps down. Its work is given that second to stop, so
+    // it tells nobody yet; the caller says the work stopped after 200 ms, and
+    // 2 resigns then.
+    let config = Config::default()
+        .with_quorum(Quorum::AtLeast(1))
+        .with_resign_delay(Duration::from_secs(1));
+    let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config).unwrap();
+    let now = Instant::now();
+    node.start_election(now);
+    while node.poll_transmit().is_some() {}
+    assert!(node.step_down(now));
+    assert!(
+        node.poll_transmit().is_none(),
+        "the work has a second to stop"
+    );
+    node.work_stopped(now + Duration::from_millis(200));
+    let resign = node.poll_transmit().expect("told at once when it stopped");
+    assert_eq!(resign.to, NodeId(1));
+    assert!(matches!(resign.message, Message::Resign { .. }));
 }

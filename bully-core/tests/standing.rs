@@ -649,3 +649,42 @@ fn the_stable_period_runs_from_the_first_contact_with_a_lower_leader() {
         "at t0 + 800 ms 3 takes over (1, never heard from, is suspected)"
     );
 }
+
+#[test]
+fn an_election_that_came_to_nothing_is_run_again_in_its_own_term_while_the_probe_clears_it() {
+    // With a majority quorum, 2 of 1..=3 follows 3 in term 1 until 3 goes
+    // quiet. 2 probes, is backed, and elects in term 2 towards 3; 3 answers
+    // but never claims. Terms number leaderships, not attempts: while its
+    // probe's clearance lasts 2 runs the election again in term 2; after it,
+    // 2 asks again first.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    node.handle_message(t0, NodeId(3), Message::Coordinator { term: Term(1) });
+    let heartbeat = Message::Heartbeat {
+        term: Term(1),
+        round: 1,
+    };
+    node.handle_message(t0, NodeId(3), heartbeat);
+    drain(&mut node);
+    let (at, probes) = next_timer(&mut node);
+    assert_eq!(kinds(&probes), vec![(1, "probe"), (3, "probe")]);
+    for from in [1, 3] {
+        probe_reply(&mut node, at, NodeId(from), Term(1), None, false);
+    }
+    let mut sent = drain(&mut node);
+    let mut elections = 0;
+    while kinds(&sent) == vec![(3, "election")] {
+        assert_eq!(sent[0].message, Message::Election { term: Term(2) });
+        elections += 1;
+        node.handle_message(at, NodeId(3), Message::Answer { term: Term(2) });
+        drain(&mut node);
+        sent = next_timer(&mut node).1;
+    }
+    assert_eq!(kinds(&sent), vec![(1, "probe"), (3, "probe")], "{sent:?}");
+    assert!(
+        elections >= 2,
+        "2 ran its election of term 2 {elections} times"
+    );
+    assert_eq!(node.term(), Term(2));
+}

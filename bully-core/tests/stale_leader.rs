@@ -61,6 +61,18 @@ fn quorum_config() -> Config {
     Config::default().with_quorum(Quorum::Majority)
 }
 
+/// `id` of 1..=3, with a majority quorum, votes for 3's claim of `term` at
+/// `now` and follows it from its first heartbeat: a promise not to vote
+/// against 3 runs from then.
+fn following_3(id: NodeId, term: Term, now: Instant) -> Node {
+    let mut node = Node::new(id, [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    node.handle_message(now, NodeId(3), Message::Coordinator { term });
+    node.handle_message(now, NodeId(3), heartbeat(term.0));
+    sent(&mut node);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
+    node
+}
+
 fn heartbeat(term: u64) -> Message {
     Message::Heartbeat {
         term: Term(term),
@@ -141,10 +153,7 @@ fn with_a_quorum_a_stale_leadership_is_only_dropped_by_a_follower_and_by_a_membe
  {
     // 1 follows 3 in term 5: 2's term 1 is stale, dropped, nothing sent.
     let now = Instant::now();
-    let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
-    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
-    node.handle_message(now, NodeId(3), heartbeat(5));
-    sent(&mut node);
+    let mut node = following_3(NodeId(1), Term(5), now);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
     node.handle_message(now, NodeId(2), heartbeat(1));
     assert!(sent(&mut node).is_empty(), "a follower");
@@ -189,10 +198,7 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
     // promise holds, and 2's claim of term 2 gets no vote yet. When 3 itself
     // resigns, the promise is free and the vote goes to 2.
     let now = Instant::now();
-    let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
-    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(1) });
-    node.handle_message(now, NodeId(3), heartbeat(1));
-    sent(&mut node);
+    let mut node = following_3(NodeId(1), Term(1), now);
     node.handle_message(now, NodeId(2), Message::Resign { term: Term(1) });
     assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
@@ -218,10 +224,7 @@ fn a_stand_waiting_for_the_promise_to_the_leader_goes_ahead_when_that_leader_res
     // but that waits for the promise to 3 to run out. 3 resigns meanwhile:
     // the promise protects nothing now, and 2 goes ahead at once.
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
-    node.handle_message(t0, NodeId(3), Message::Coordinator { term: Term(1) });
-    node.handle_message(t0, NodeId(3), heartbeat(1));
-    sent(&mut node);
+    let mut node = following_3(NodeId(2), Term(1), t0);
     node.start_election(t0);
     sent(&mut node);
     let answer_wait = node.poll_timeout().unwrap();

@@ -40,6 +40,26 @@ fn probe_reply(
     node.handle_message(at, from, reply);
 }
 
+/// 2 of 1..=`n`, under `config`, is asked by 1's Election of term 1 before it
+/// knows whether it reaches a quorum: it probes every other member, and
+/// `repliers` reply, naming no leader. Returns the node and when that was.
+fn asked_by_1(config: Config, n: u64, repliers: &[u64]) -> (Node, Instant) {
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=n), config).unwrap();
+    node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
+    let probes = drain(&mut node);
+    assert_eq!(probes.len() as u64, n - 1, "{probes:?}");
+    assert!(
+        probes
+            .iter()
+            .all(|t| matches!(t.message, Message::Probe { .. }))
+    );
+    for &from in repliers {
+        probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
+    }
+    (node, t0)
+}
+
 /// Fires the node's next timer, returning when it fell due and what it sent.
 fn next_timer(node: &mut Node) -> (Instant, Vec<Transmit>) {
     let due = node.poll_timeout().expect("a timer is armed");
@@ -424,13 +444,7 @@ fn a_probe_verdict_answers_lower_elections_for_one_leader_timeout() {
         (config.leader_timeout() - Duration::from_nanos(1), false),
         (config.leader_timeout(), true),
     ] {
-        let t0 = Instant::now();
-        let mut node = Node::new(NodeId(2), ids(1..=3), config.clone()).unwrap();
-        node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
-        assert_eq!(kinds(&drain(&mut node)), vec![(1, "probe"), (3, "probe")]);
-        for from in [1, 3] {
-            probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
-        }
+        let (mut node, t0) = asked_by_1(config.clone(), 3, &[1, 3]);
         assert!(kinds(&drain(&mut node)).contains(&(1, "answer")));
         let term = Term(2);
         node.handle_message(t0, NodeId(3), Message::Coordinator { term });
@@ -461,11 +475,7 @@ fn a_member_that_found_itself_cut_off_says_so_for_one_leader_timeout() {
         (config.leader_timeout() - Duration::from_nanos(1), true),
         (config.leader_timeout(), false),
     ] {
-        let t0 = Instant::now();
-        let mut node = Node::new(NodeId(2), ids(1..=5), config.clone()).unwrap();
-        node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
-        assert_eq!(drain(&mut node).len(), 4);
-        probe_reply(&mut node, t0, NodeId(1), Term(0), None, false);
+        let (mut node, t0) = asked_by_1(config.clone(), 5, &[1]);
         let (verdict_at, sent) = next_timer(&mut node);
         assert!(sent.is_empty(), "cut off, 2 does not answer: {sent:?}");
         node.handle_message(
@@ -516,13 +526,7 @@ fn hearing_a_new_member_keeps_a_verdict_that_found_a_quorum() {
     // that could only widen 2's reach, so the verdict stands and 2 answers 1's
     // next Election at once.
     let config = Config::default().with_quorum(Quorum::Majority);
-    let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), ids(1..=4), config).unwrap();
-    node.handle_message(t0, NodeId(1), Message::Election { term: Term(1) });
-    assert_eq!(drain(&mut node).len(), 3);
-    for from in [1, 3] {
-        probe_reply(&mut node, t0, NodeId(from), Term(0), None, false);
-    }
+    let (mut node, t0) = asked_by_1(config, 4, &[1, 3]);
     let (_, sent) = next_timer(&mut node);
     assert!(kinds(&sent).contains(&(1, "answer")), "{sent:?}");
     drain(&mut node);

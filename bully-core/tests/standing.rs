@@ -475,7 +475,7 @@ fn a_member_that_found_itself_cut_off_says_so_for_one_leader_timeout() {
         (config.leader_timeout() - Duration::from_nanos(1), true),
         (config.leader_timeout(), false),
     ] {
-        let (mut node, t0) = asked_by_1(config.clone(), 5, &[1]);
+        let (mut node, _) = asked_by_1(config.clone(), 5, &[1]);
         let (verdict_at, sent) = next_timer(&mut node);
         assert!(sent.is_empty(), "cut off, 2 does not answer: {sent:?}");
         node.handle_message(

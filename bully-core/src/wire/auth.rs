@@ -7,34 +7,13 @@ use sha2::{Digest, Sha256};
 
 use super::error::{SetupError, WireError};
 use super::frame::TAG_LEN;
+use super::ids::KeyId;
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// The shortest key secret [`Key::new`] accepts, in bytes. Use 32 random bytes
 /// (the size of an HMAC-SHA256 block's worth of security); 16 is the floor.
 pub const MIN_KEY_LEN: usize = 16;
-
-/// Names a cluster key, so that receivers know which key checks a frame while keys
-/// are being rotated. Id 0 ([`KeyId::NONE`]) marks unauthenticated frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(transparent)
-)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct KeyId(pub u32);
-
-impl KeyId {
-    /// The id carried by frames sent under [`Auth::None`]; no [`Key`] can have it.
-    pub const NONE: KeyId = KeyId(0);
-}
-
-impl fmt::Display for KeyId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// A cluster key for HMAC-SHA256, with its id.
 ///

@@ -3,8 +3,7 @@
 use crate::ConfigError;
 use crate::message::NodeId;
 
-use super::auth::KeyId;
-use super::ids::{ClusterId, Incarnation};
+use super::ids::{ClusterId, Incarnation, KeyId};
 
 /// A frame the codec refused to decode, or a message it could not encode.
 ///

@@ -3,9 +3,8 @@
 
 use crate::message::NodeId;
 
-use super::auth::KeyId;
 use super::error::WireError;
-use super::ids::{ClusterId, Incarnation};
+use super::ids::{ClusterId, Incarnation, KeyId};
 
 /// The first four bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"BULY";

@@ -1,4 +1,5 @@
-//! The numbers a frame header carries besides the node ids: cluster and incarnation.
+//! The numbers a frame header carries besides the node ids: the cluster, the
+//! sender's incarnation, and the key that authenticates the frame.
 
 use core::fmt;
 use core::time::Duration;
@@ -88,6 +89,29 @@ impl Incarnation {
 }
 
 impl fmt::Display for Incarnation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Names a cluster key, so that receivers know which key checks a frame while keys
+/// are being rotated. Id 0 ([`KeyId::NONE`]) marks unauthenticated frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct KeyId(pub u32);
+
+impl KeyId {
+    /// The id carried by frames sent under [`Auth::None`](super::Auth::None); no
+    /// [`Key`](super::Key) can have it.
+    pub const NONE: KeyId = KeyId(0);
+}
+
+impl fmt::Display for KeyId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }

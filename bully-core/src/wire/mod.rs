@@ -105,13 +105,13 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use auth::{Auth, Key, KeyId, MIN_KEY_LEN};
+pub use auth::{Auth, Key, MIN_KEY_LEN};
 pub use codec::Codec;
 pub use error::{SetupError, WireError};
 pub use frame::{
     DEFAULT_MAX_FRAME_LEN, HEADER_LEN, MAGIC, MAX_FRAME_LEN, MIN_FRAME_LEN, TAG_LEN, VERSION,
     frame_len,
 };
-pub use ids::{ClusterId, Incarnation};
+pub use ids::{ClusterId, Incarnation, KeyId};
 pub use replay::REPLAY_WINDOW;
 pub use stats::WireStats;

@@ -1,7 +1,10 @@
 //! [`Node`]: one member's election state machine.
 
 mod classic;
+mod commands;
 mod connectivity;
+mod durable;
+mod election;
 mod eligibility;
 mod leadership;
 mod membership;
@@ -15,8 +18,7 @@ use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::config::{Algorithm, Config, ConfigError, Preemption, Quorum};
-use crate::error::CommandError;
+use crate::config::{Algorithm, Config, ConfigError, Quorum, Timings};
 use crate::event::{Event, FencingToken, Leader, Role};
 use crate::members::{Members, Membership};
 use crate::message::{Message, NodeId, Term, Transmit};
@@ -24,17 +26,7 @@ use crate::stats::{DropReason, Stats};
 use crate::time::Instant;
 use crate::timer::{Timer, TimerTable};
 
-/// What a node must keep across a restart to keep its promises: see
-/// [`Node::durable_state`] and [`Node::with_durable_state`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct DurableState {
-    /// The highest term seen or started.
-    pub term: Term,
-    /// With a quorum, the latest vote: `(term, candidate)`.
-    pub vote: Option<(Term, NodeId)>,
-}
+pub use durable::DurableState;
 
 /// Where a node is in the protocol. `Role` is the public summary of this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,6 +86,8 @@ enum Phase {
 pub struct Node {
     id: NodeId,
     config: Config,
+    /// What the configuration implies for the timers, derived once.
+    timings: Timings,
     members: Members,
     term: Term,
     leader: Option<Leader>,
@@ -124,10 +118,6 @@ pub struct Node {
     gate: quorum::QuorumGate,
     /// The number of the last heartbeat round sent in the current leadership.
     round: u64,
-    /// The leader timeout last armed and the rank it was computed for, so that
-    /// re-arming the detector on every heartbeat costs a comparison rather than
-    /// `Config::leader_timeout_at_rank`'s arithmetic (the config never changes).
-    leader_timeout_memo: Option<(usize, Duration)>,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
 }
@@ -140,6 +130,8 @@ impl Node {
         let Node {
             id,
             config: _,
+            // What the configuration implies: compared through `config`.
+            timings: _,
             members,
             term,
             leader,
@@ -157,8 +149,6 @@ impl Node {
             ring,
             gate,
             round,
-            // A cache of what the configuration gives for a rank.
-            leader_timeout_memo: _,
             connectivity,
         } = self;
         (
@@ -214,6 +204,7 @@ impl Node {
     fn from_members(id: NodeId, members: Members, config: Config) -> Node {
         Node {
             id,
+            timings: Timings::new(&config),
             config,
             members,
             term: Term(0),
@@ -232,7 +223,6 @@ impl Node {
             ring: ring::RingState::default(),
             gate: quorum::QuorumGate::default(),
             round: 0,
-            leader_timeout_memo: None,
             connectivity: connectivity::Connectivity::default(),
         }
     }
@@ -246,18 +236,6 @@ impl Node {
     ) -> Result<Node, ConfigError> {
         let members = Members::new(id, members, &config)?;
         Ok(Node::from_members(id, members, config))
-    }
-
-    /// Creates a node that resumes from a term it persisted before a restart; the
-    /// same as [`Node::with_durable_state`] without a vote.
-    pub fn with_term(
-        id: NodeId,
-        members: impl IntoIterator<Item = NodeId>,
-        config: Config,
-        term: Term,
-    ) -> Result<Node, ConfigError> {
-        let state = DurableState { term, vote: None };
-        Node::with_durable_state(id, members, config, state)
     }
 
     /// Creates a node that resumes from the state it persisted before a restart
@@ -277,31 +255,6 @@ impl Node {
         let mut node = Node::new(id, members, config)?;
         node.restore(state);
         Ok(node)
-    }
-
-    /// Resumes from persisted state before `start` (as
-    /// [`Node::with_durable_state`] does); terms never go backwards, so a state
-    /// older than the node's is ignored.
-    pub fn restore(&mut self, state: DurableState) {
-        // A vote implies its term was seen: a state whose vote is ahead of its
-        // term (hand-edited, or corrupt) is read as being at the vote's term.
-        let term = state
-            .vote
-            .map_or(state.term, |(voted, _)| state.term.max(voted));
-        if term >= self.term {
-            self.term = term;
-            self.gate.vote = state.vote;
-        }
-    }
-
-    /// What to persist to survive a restart: the term, and with a quorum the
-    /// latest vote. It is small and `Copy`: a driver can compare it after each
-    /// input with what it last wrote and write it when it changed.
-    pub fn durable_state(&self) -> DurableState {
-        DurableState {
-            term: self.term,
-            vote: self.gate.vote,
-        }
     }
 
     /// This node's id.
@@ -353,8 +306,8 @@ impl Node {
     /// before this instant, so work that only the leader may do is safe until then;
     /// stop it earlier, by at least the time the work needs to notice.
     ///
-    /// `None` when this node does not lead, and always without a quorum: the seeds'
-    /// algorithm promises nothing about exclusivity, and two members can lead at
+    /// `None` when this node does not lead, and always without a quorum: the Bully
+    /// algorithm of the sources promises nothing about exclusivity, and two members can lead at
     /// once on the two sides of a partition.
     ///
     /// Each acknowledged round moves it later; if it passes without renewal the
@@ -446,145 +399,6 @@ impl Node {
     /// [`Config::failover_bound`] for this node's cluster size.
     pub fn failover_bound(&self) -> Duration {
         self.config.failover_bound(self.members.len())
-    }
-
-    /// Boot or recovery: "when P recovers, it starts an election" (seeds 000, 002).
-    ///
-    /// With `Preemption::Always` this node starts an election (after the staggered
-    /// start's wait, [`Config::with_staggered_start`], unless it is the highest
-    /// candidate), and a higher member bullies its way back to the leadership. With the other
-    /// policies it first listens for the sitting leader's heartbeats for one
-    /// leader timeout, and only elects if it hears none.
-    pub fn start(&mut self, now: Instant) {
-        let now = self.clock(now);
-        self.forget_promises(now);
-        match self.config.preemption() {
-            Preemption::Always if self.members.is_candidate(self.id) => {
-                let rank = self.members.rank_below(None);
-                let alone = self.members.len() == 1;
-                let listen = rank > 0 || (self.quorum().is_none() && !alone);
-                if self.config.staggered_start() && listen {
-                    // Listen first: a higher member that boots too announces before
-                    // this one's turn, and a sitting leader's heartbeat tells the
-                    // current term (`Config::with_staggered_start`); with a quorum
-                    // the highest's probe tells it that.
-                    let wait = self.config.start_wait(rank);
-                    self.timers
-                        .set(Timer::LeaderTimeout, Self::after(now, wait));
-                } else {
-                    self.stand(now);
-                }
-            }
-            _ => self.arm_leader_timeout(now),
-        }
-    }
-
-    /// Starts an election now, whatever this node believes. A leader that calls it
-    /// steps down first and stands again. An observer never stands: for it this
-    /// only drops the leader it follows until it hears one again.
-    pub fn start_election(&mut self, now: Instant) {
-        let now = self.clock(now);
-        self.begin_election(now, self.term.next());
-    }
-
-    /// Gives up the leadership: the node tells every member (`Resign`), emits
-    /// `SteppedDown`, and becomes a follower that waits for the next leader. The
-    /// others elect at once, the highest of them first, instead of waiting out the
-    /// leader timeout. Use it before a graceful shutdown.
-    ///
-    /// With a quorum and a resign delay ([`Config::with_resign_delay`]) the
-    /// leadership's work is given that long to stop: the node tells the members
-    /// only then, or as soon as the caller says the work stopped
-    /// ([`work_stopped`](Node::work_stopped)). A caller that stopped its work
-    /// before stepping down calls both, one after the other.
-    ///
-    /// The members treat the resigning node as suspected until they hear from it
-    /// again, so it is not asked in the election that follows. Under
-    /// `Preemption::Always` it takes the leadership back as soon as it hears a
-    /// lower leader, as the classic algorithm demands; under `Never` it stays a
-    /// follower. Returns `false`, and does nothing, if this node is not the leader.
-    pub fn step_down(&mut self, now: Instant) -> bool {
-        let now = self.clock(now);
-        if self.phase != Phase::Leading {
-            return false;
-        }
-        let term = self.term;
-        let delay = self.config.resign_delay();
-        if self.quorum().is_some() && !delay.is_zero() {
-            // Nobody to leave out of the resignation: it names itself.
-            self.gate.pending_resign = Some((term, self.id));
-            self.timers.set(Timer::Resign, Self::after(now, delay));
-        } else {
-            for index in 0..self.members.len() {
-                let to = self.members.ids()[index];
-                if to != self.id {
-                    self.send(to, Message::Resign { term });
-                }
-            }
-        }
-        self.resign_leadership();
-        self.abstaining = true;
-        self.arm_leader_timeout(now);
-        true
-    }
-
-    /// Tells the node that the work of its last leadership has stopped: the
-    /// resign delay ([`Config::with_resign_delay`]) that gives the work time to
-    /// stop is over. A `Resign` it still owes the members goes now, and it may
-    /// vote again (a vote it deferred is cast at the next
-    /// [`handle_timeout`](Node::handle_timeout), due at once).
-    ///
-    /// Does nothing while the node leads, or when no delay runs. `bully-agent`
-    /// calls it when the command it supervises has exited after a leadership
-    /// ended, so a take-back waits for the command's real stop time rather than
-    /// its whole grace period.
-    ///
-    /// ```
-    /// use std::time::{Duration, Instant};
-    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
-    ///
-    /// let config = Config::default()
-    ///     .with_quorum(Quorum::AtLeast(1))
-    ///     .with_resign_delay(Duration::from_secs(1));
-    /// let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config)?;
-    /// let now = Instant::now();
-    /// node.start_election(now);
-    /// while node.poll_transmit().is_some() {}
-    /// assert!(node.step_down(now));
-    /// assert!(node.poll_transmit().is_none(), "the work has a second to stop");
-    /// node.work_stopped(now + Duration::from_millis(200));
-    /// let resign = node.poll_transmit().expect("told at once when it stopped");
-    /// assert!(matches!(resign.message, Message::Resign { .. }));
-    /// # Ok::<(), bully_core::ConfigError>(())
-    /// ```
-    pub fn work_stopped(&mut self, now: Instant) {
-        let now = self.clock(now);
-        if self.phase != Phase::Leading {
-            self.release_after_work(now);
-        }
-    }
-
-    /// Tells the node that an external failure detector believes `member` has
-    /// failed ("process 4 notices 7 is down").
-    ///
-    /// The member is no longer sent Election or Coordinator until it is heard from
-    /// again. If it is the accepted leader, this is the same as its heartbeats
-    /// stopping: `LeaderLost`, then an election.
-    ///
-    /// Errors if `member` is not a member, or is this node.
-    pub fn suspect(&mut self, now: Instant, member: NodeId) -> Result<(), CommandError> {
-        let now = self.clock(now);
-        if member == self.id {
-            return Err(CommandError::SelfReference(member));
-        }
-        if self.members.index_of(member).is_none() {
-            return Err(CommandError::UnknownMember(member));
-        }
-        self.members.suspect(member);
-        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == member) {
-            self.begin_election(now, self.term.next());
-        }
-        Ok(())
     }
 
     /// Feeds a message that member `from` sent.
@@ -743,141 +557,6 @@ impl Node {
             Timer::DeferredVote => self.cast_deferred_vote(now),
             Timer::Resign => self.send_pending_resign(),
             Timer::Abstain => self.on_abstention_end(now),
-        }
-    }
-
-    /// Starts (or joins) the election of `term`: the one entry to running an
-    /// election, so the events and the term move the same way whatever the cause.
-    fn begin_election(&mut self, now: Instant, term: Term) {
-        let accepted = self.highest.map(|highest| highest.term);
-        let voted_for_another = self
-            .gate
-            .vote
-            .filter(|&(_, whom)| whom != self.id)
-            .map(|(voted, _)| voted);
-        if accepted
-            .max(voted_for_another)
-            .is_some_and(|used| term <= used)
-        {
-            // Only at the end of the term space (`Term::next` saturates): an
-            // election there could only win a token this node already accepted, or
-            // vote twice in a term, and two leaderships must never share a token.
-            self.stats.elections_refused += 1;
-            if self.role() == Role::Candidate {
-                // Nothing is left to stand in: wait as a follower, not as a
-                // candidate that no timer would ever move on.
-                self.phase = Phase::Idle;
-                self.timers.stop(Timer::Answer);
-                self.arm_leader_timeout(now);
-            }
-            return;
-        }
-        if !self.members.is_candidate(self.id) {
-            // An observer never stands: it lets go of a lost leader and listens.
-            self.leave_role();
-            self.drop_leader();
-            self.arm_leader_timeout(now);
-            return;
-        }
-        self.enter_election(term);
-        match self.config.algorithm() {
-            Algorithm::Classic => self.classic_open_election(now),
-            Algorithm::Modified => self.modified_open_election(now, modified::Ask::Everyone),
-            Algorithm::Ring => self.ring_open_election(now),
-        }
-    }
-
-    /// Modified Bully's chosen member: checks with the members above it in `term`.
-    fn begin_check(&mut self, now: Instant, term: Term) {
-        self.enter_election(term);
-        self.modified_open_election(now, modified::Ask::Higher);
-    }
-
-    /// What starting to run an election does whatever the algorithm: leave the
-    /// leader role, let go of the leader, move the term, stop the other waits.
-    fn enter_election(&mut self, term: Term) {
-        self.abstaining = false;
-        self.leave_role();
-        self.drop_leader();
-        self.term = self.term.max(term);
-        self.pending_election = None;
-        self.ring.hop = None;
-        for timer in [
-            Timer::LeaderTimeout,
-            Timer::Answer,
-            Timer::Coordinator,
-            Timer::RingHop,
-            Timer::Stable,
-        ] {
-            self.timers.stop(timer);
-        }
-        self.stats.elections_started += 1;
-        self.events
-            .push_back(Event::ElectionStarted { term: self.term });
-    }
-
-    /// Takes part in another member's election of `term` (modified: the raised
-    /// flag; ring: a token passed on) and waits, staggered by rank, for its result.
-    fn join_as_participant(&mut self, now: Instant, term: Term) {
-        self.drop_leader();
-        self.term = self.term.max(term);
-        self.pending_election = Some(term);
-        self.timers.stop(Timer::LeaderTimeout);
-        self.timers.stop(Timer::Stable);
-        let rank = self.members.rank_below(None);
-        let mut wait = match self.config.algorithm() {
-            Algorithm::Ring => self.config.ring_timeout(self.members.len(), rank),
-            Algorithm::Classic | Algorithm::Modified => self
-                .config
-                .flag_timeout()
-                .saturating_add(self.config.stagger_step().saturating_mul(rank as u32)),
-        };
-        if self.quorum().is_some() {
-            // The winner's claim may wait for deferred votes: giving up on it
-            // sooner would start a newer election over it.
-            wait = wait.saturating_add(self.claim_wait());
-        }
-        self.timers.set(Timer::Coordinator, Self::after(now, wait));
-    }
-
-    /// Stops leading, if it does (`SteppedDown`), or running an election of its own.
-    fn leave_role(&mut self) {
-        match self.phase {
-            Phase::Leading => self.resign_leadership(),
-            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } | Phase::Claiming { .. } => {
-                self.phase = Phase::Idle;
-                self.timers.stop(Timer::Answer);
-            }
-            Phase::Idle => {}
-        }
-    }
-
-    /// Forgets the accepted leader (`LeaderLost` if it was another member).
-    fn drop_leader(&mut self) {
-        if let Some(leader) = self.leader.take() {
-            if leader.id != self.id {
-                self.events.push_back(Event::LeaderLost {
-                    leader: leader.id,
-                    term: leader.term,
-                });
-            }
-        }
-    }
-
-    /// Nothing came of an election in time (classic: the Coordinator after an
-    /// Answer, see `classic.rs` for why this node does not crown itself; modified:
-    /// the flag's fail-safe; ring: the token or the second pass): start over, in
-    /// a new term, or with a quorum in the same term while nobody has used it
-    /// (see `may_retry_in_term`).
-    fn on_coordinator_timeout(&mut self, now: Instant) {
-        if self.phase == Phase::Leading {
-            return;
-        }
-        self.note_election_failed();
-        if self.may_retry_in_term(now) {
-            self.begin_election(now, self.term);
-        } else {
-            self.stand(now);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Config, Event, Node, NodeId, Term};
+use bully_core::{Config, DurableState, Event, Node, NodeId, Term};
 
 /// Found by the `node` fuzz target (`fuzz/corpus/node/regression-nan-clock-drift`):
 /// `Config::leader_lease` on a configuration with a NaN clock drift (which
@@ -37,7 +37,7 @@ fn events(node: &mut Node) -> Vec<Event> {
 /// storage layer cannot tell the two apart.
 ///
 /// The trace (one member, classic, default configuration):
-/// `with_term(MAX)`; `start(t)`: it elects itself, BecameLeader(MAX);
+/// restored with the term `MAX` and no vote; `start(t)`: it elects itself, BecameLeader(MAX);
 /// `start_election(t + 1ms)`: it steps down, opens the election of `MAX.next()`,
 /// which is MAX again, and wins it: the debug assertion.
 ///
@@ -47,7 +47,12 @@ fn events(node: &mut Node) -> Vec<Event> {
 fn a_node_at_the_last_term_never_leads_twice_with_one_token() {
     let now = Instant::now();
     let last = Term(u64::MAX);
-    let mut node = Node::with_term(NodeId(1), [NodeId(1)], Config::default(), last).unwrap();
+    let state = DurableState {
+        term: last,
+        vote: None,
+    };
+    let mut node =
+        Node::with_durable_state(NodeId(1), [NodeId(1)], Config::default(), state).unwrap();
     node.start(now);
     assert!(events(&mut node).contains(&Event::BecameLeader { term: last }));
     node.start_election(now + Duration::from_millis(1));

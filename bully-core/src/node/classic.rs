@@ -130,7 +130,7 @@ impl Node {
     /// to equal this leader's.
     fn missed_announcement(&self, now: Instant) -> bool {
         self.announced_at
-            .is_some_and(|at| now > Self::after(at, self.config.round_trip()))
+            .is_some_and(|at| now > Self::after(at, self.timings.round_trip))
     }
 
     /// Answer from `from` in `term`.
@@ -147,7 +147,7 @@ impl Node {
                 self.timers.stop(Timer::Answer);
                 self.timers.set(
                     Timer::Coordinator,
-                    Self::after(now, self.config.coordinator_timeout()),
+                    Self::after(now, self.timings.coordinator_timeout),
                 );
             }
             Phase::AwaitingCoordinator { term: running } if running == term => {}

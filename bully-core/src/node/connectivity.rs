@@ -1,7 +1,7 @@
 //! Connectivity (with a quorum): a member stands only if it reaches a quorum, and
 //! only if that quorum has lost its leader too.
 //!
-//! The seeds assume every member reaches every other. Under a partial partition
+//! The sources of the algorithm assume every member reaches every other. Under a partial partition
 //! (one link or one direction cut, a hub, a chain) that breaks Bully twice over:
 //! a higher member that cannot reach a quorum still answers a lower one's
 //! Election and parks it, and a member that lost only its own link to the leader
@@ -45,14 +45,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{Node, Phase};
-use crate::config::{Algorithm, Preemption};
+use super::Node;
+use crate::config::Algorithm;
 use crate::event::FencingToken;
-use crate::message::{Message, NodeId, Term};
+use crate::message::{NodeId, Term};
 use crate::stats::DropReason;
 use crate::time::Instant;
 use crate::timer::Timer;
 
+mod probe;
 #[cfg(test)]
 mod tests;
 
@@ -148,7 +149,7 @@ impl Node {
     /// quorum, after a probe with one.
     pub(super) fn stand(&mut self, now: Instant) {
         if self.is_cleared(now) || (self.quorum().is_none() && !self.connectivity.election_failed) {
-            // The seeds' model: elect at once (a failover costs `N - 2`).
+            // The model of the sources: elect at once (a failover costs `N - 2`).
             self.begin_election(now, self.term.next());
             return;
         }
@@ -256,302 +257,6 @@ impl Node {
                 .is_none_or(|until| now >= until)
     }
 
-    pub(super) fn start_probe(&mut self, now: Instant, stand: bool) {
-        if let Some(probe) = self.connectivity.probe.as_mut() {
-            probe.stand |= stand;
-            probe.takeover |= self.connectivity.taking_over;
-            return;
-        }
-        self.connectivity.probe = Some(Probe {
-            term: self.term,
-            stand,
-            takeover: self.connectivity.taking_over,
-            latest_term: self.term,
-            cut_off: Vec::new(),
-            replied: BTreeMap::new(),
-        });
-        let term = self.term;
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            // Only voters' replies count (observers that do not vote are not
-            // asked): a node that is its own quorum asks nobody, and its probe
-            // concludes at once, within one message per member for the input.
-            if to != self.id && self.members.is_voter(to) {
-                self.send(to, Message::Probe { term });
-            }
-        }
-        self.timers
-            .set(Timer::Probe, Self::after(now, self.config.answer_timeout()));
-        self.conclude_probe_if_complete(now);
-    }
-
-    /// `Probe` from `from`: say which leader this node hears, changing nothing;
-    /// unless this node leads and the prober can never follow it (below).
-    pub(super) fn on_probe(&mut self, now: Instant, from: NodeId, term: Term) {
-        let leader = self.heard_leader(now);
-        self.send(
-            from,
-            Message::ProbeReply {
-                // The later of the probe's term and its own: a prober behind the
-                // cluster stands in a term above the current one at once.
-                term: term.max(self.term),
-                leader: leader.filter(|&leader| leader != from),
-                cut_off: self.known_unconnected(now),
-            },
-        );
-        if self.is_left_behind_by(from, term) {
-            // The prober is in a later term than this leadership and does not
-            // acknowledge it: the fencing token it accepted may be above this
-            // leadership's (this leader restarted without its state and was
-            // elected in a lower term than before), and then it can never follow
-            // this leadership, nor stand against it (its probes name this
-            // leader). Lead again in a term above the prober's; the followers'
-            // promises are to this node, so they vote for it at once.
-            self.begin_election(now, self.term.max(term).next());
-        }
-    }
-
-    /// Whether this node leads in a term below `term`, a probe's from `from`, and
-    /// `from`, a voter, has not acknowledged its latest heartbeat rounds.
-    fn is_left_behind_by(&self, from: NodeId, term: Term) -> bool {
-        let Some(led) = self.leadership_term() else {
-            return false;
-        };
-        // A follower acknowledges every round within a round trip: one that
-        // acknowledged none of the last two rounds does not follow this
-        // leadership.
-        let acked = self.members.acked_round(from);
-        term > led
-            && self.quorum().is_some()
-            && self.members.is_voter(from)
-            && acked.saturating_add(2) < self.round
-    }
-
-    /// The leader this node heard within the last leader timeout: itself if it
-    /// leads, or if it stands (it runs an election of its own, or claims).
-    ///
-    /// A member that stands names itself so that a lower prober does not stand
-    /// over it (it does not back an election below a leader it would not
-    /// replace): otherwise the members below a standing one, whose leader
-    /// timeouts fire while it probes, elects and claims, would each stand in a
-    /// newer term, and every answer would cost a term (a partition of five
-    /// raised the term by three where one election was needed).
-    fn heard_leader(&self, now: Instant) -> Option<NodeId> {
-        if matches!(
-            self.phase,
-            Phase::Leading | Phase::Electing { .. } | Phase::Claiming { .. }
-        ) {
-            return Some(self.id);
-        }
-        let leader = self.leader?;
-        let heard = self.connectivity.leader_heard_at?;
-        (now < Self::after(heard, self.config.leader_timeout())).then_some(leader.id)
-    }
-
-    /// `ProbeReply` from `from`: the leader it named, and whether it said it is
-    /// cut off from a quorum.
-    pub(super) fn on_probe_reply(
-        &mut self,
-        now: Instant,
-        from: NodeId,
-        term: Term,
-        (leader, cut_off): (Option<NodeId>, bool),
-    ) {
-        let voter = self.members.is_voter(from);
-        let Some(probe) = self.connectivity.probe.as_mut() else {
-            self.drop_input(DropReason::Outdated);
-            return;
-        };
-        if term < probe.term || !voter || probe.replied.contains_key(&from) {
-            self.drop_input(DropReason::Outdated);
-            return;
-        }
-        probe.replied.insert(from, leader);
-        if cut_off {
-            probe.cut_off.push(from);
-        }
-        probe.latest_term = probe.latest_term.max(term);
-        self.conclude_probe_if_complete(now);
-    }
-
-    /// How many of the probe's replies back an election by this node: those
-    /// that name no leader; a leader it would replace anyway; a leader that told
-    /// this node it resigned (the replier has not heard yet); and, without a
-    /// quorum, a leader that replied itself (this node reaches it, so an
-    /// election ends with that leader announcing itself to this node again).
-    fn backing_replies(&self, probe: &Probe) -> usize {
-        let without_quorum = self.quorum().is_none();
-        probe
-            .replied
-            .values()
-            .filter(|named| {
-                named.is_none_or(|leader| {
-                    self.would_replace(leader, probe.takeover)
-                        || self.connectivity.resigned_leader == Some(leader)
-                        || (without_quorum && probe.replied.contains_key(&leader))
-                })
-            })
-            .count()
-    }
-
-    /// Whether an election by this node would replace `leader` anyway, so that a
-    /// member following it may back the election.
-    fn would_replace(&self, leader: NodeId, takeover: bool) -> bool {
-        leader < self.id && (takeover || self.config.preemption() == Preemption::Always)
-    }
-
-    fn conclude_probe_if_complete(&mut self, now: Instant) {
-        let Some(probe) = &self.connectivity.probe else {
-            return;
-        };
-        let others = self.members.voters() - usize::from(self.members.is_voter(self.id));
-        if probe.replied.len() >= others {
-            self.timers.stop(Timer::Probe);
-            self.conclude_probe(now);
-        }
-    }
-
-    /// The probe's time is up (or every member replied): decide.
-    pub(super) fn conclude_probe(&mut self, now: Instant) {
-        let Some(probe) = self.connectivity.probe.take() else {
-            return;
-        };
-        let own = usize::from(self.members.is_voter(self.id));
-        let backing = self.backing_replies(&probe);
-        // Without a quorum every member counts as reaching one, and it may stand
-        // only if every reply backs it.
-        let quorum = self.quorum().unwrap_or(probe.replied.len() + own);
-        let reaches_quorum = probe.replied.len() + own >= quorum;
-        self.connectivity.verdict = Some(Verdict {
-            reaches_quorum,
-            at: now,
-        });
-        self.connectivity.verdict_heard.clear();
-        self.connectivity
-            .verdict_heard
-            .extend(probe.replied.keys().copied());
-        let waiting = std::mem::take(&mut self.connectivity.waiting);
-        // A replier that leads or stands itself, and that this node would not
-        // replace, goes first: it is alive and within reach, and a second
-        // election over it would only cost a term.
-        let yields = self.quorum().is_some()
-            && probe.replied.iter().any(|(&replier, &named)| {
-                named == Some(replier) && !self.would_replace(replier, probe.takeover)
-            });
-        let may_stand = reaches_quorum && backing + own >= quorum && !yields;
-        let replaceable = self
-            .leader
-            .is_none_or(|leader| self.would_replace(leader.id, probe.takeover));
-        let stands =
-            probe.stand && may_stand && replaceable && self.role() == crate::event::Role::Follower;
-        let newest_waiting = waiting.values().copied().max();
-        if !reaches_quorum {
-            for _ in waiting {
-                self.drop_input(DropReason::NoQuorum);
-            }
-        } else if stands {
-            // It stands below, in a term above every waiting Election: its own
-            // election answers them (and one input stays within one message
-            // per member: answers and an election would be two).
-            for _ in waiting {
-                self.drop_input(DropReason::Outdated);
-            }
-        } else {
-            self.answer_waiting(now, waiting);
-        }
-        if self.role() != crate::event::Role::Follower {
-            return;
-        }
-        if !probe.stand {
-            if !reaches_quorum {
-                // It knows now that it is cut off: it says so until it may probe
-                // again (see `known_unconnected`), backing off as a failed stand.
-                self.back_off(now, &probe);
-            }
-            if self.leader.is_none() && !self.timers.is_armed(Timer::LeaderTimeout) {
-                // Leaderless and idle: something must move it on.
-                self.arm_leader_timeout(now);
-            }
-            return;
-        }
-        if stands {
-            self.connectivity.failures = 0;
-            self.connectivity.quiet_until = None;
-            // A claim deferred by this node's own promise, or refused, may try
-            // again without a second probe while the first one's word holds.
-            let clearance = self
-                .config
-                .follower_lease()
-                .saturating_add(self.config.answer_timeout().saturating_mul(2));
-            self.connectivity.cleared_until = Some(Self::after(now, clearance));
-            for &member in &probe.cut_off {
-                // It will not stand: the election does not wait for it (until it
-                // is heard from again, as any suspected member).
-                self.members.suspect(member);
-            }
-            let term = self
-                .term
-                .max(probe.latest_term)
-                .max(newest_waiting.unwrap_or_default());
-            self.begin_election(now, term.next());
-            return;
-        }
-        // It may not stand: nothing moves, and it asks again later.
-        let backoff = self.back_off(now, &probe);
-        if self.leader.is_none() {
-            let wait = backoff.max(
-                self.config
-                    .leader_timeout_at_rank(self.members.rank_below(None)),
-            );
-            self.timers
-                .set(Timer::LeaderTimeout, Self::after(now, wait));
-        }
-    }
-
-    /// A probe did not let this node stand: it waits before the next, longer
-    /// after each failure. Returns the wait.
-    fn back_off(&mut self, now: Instant, probe: &Probe) -> Duration {
-        self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
-        // A member that follows a lower leader it would replace (it was cut off
-        // from a quorum) is the one to take over when the network heals, and
-        // nothing but a probe tells it that it has: it asks again every leader
-        // timeout. The others back off, up to four leader timeouts, with a
-        // quorum.
-        // Without a quorum (a probe only after an election of its own failed)
-        // the wait stays one leader timeout too: `Config::settle_bound` counts
-        // one there, and a probe costs a member's messages only then.
-        let backs_off = self.quorum().is_some()
-            && !self
-                .leader
-                .is_some_and(|leader| self.would_replace(leader.id, probe.takeover));
-        let doublings = if backs_off {
-            (self.connectivity.failures - 1).min(2)
-        } else {
-            0
-        };
-        let backoff = self.config.leader_timeout().saturating_mul(1 << doublings);
-        self.connectivity.quiet_until = Some(Self::after(now, backoff));
-        backoff
-    }
-
-    /// Answers the Elections that waited for the probe's verdict, newest first:
-    /// the newest may make this node run (or claim) an election of its own,
-    /// which the older ones then join. Once it claims (or leads), its claim,
-    /// sent to every member, tells the others more than an answer would, and
-    /// one input stays within one message per member.
-    fn answer_waiting(&mut self, now: Instant, waiting: BTreeMap<NodeId, Term>) {
-        let mut waiting: Vec<(NodeId, Term)> = waiting.into_iter().collect();
-        waiting.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
-        for (index, (from, term)) in waiting.into_iter().enumerate() {
-            let claims = matches!(self.phase, Phase::Claiming { .. } | Phase::Leading);
-            if index > 0 && claims {
-                self.drop_input(DropReason::Outdated);
-                continue;
-            }
-            self.on_election(now, from, term);
-        }
-    }
-
     /// Whether this node, asked by a lower member's Election, may answer it now.
     pub(super) fn backing(&mut self, now: Instant, from: NodeId, term: Term) -> Backing {
         if self.quorum().is_none() || self.leadership_term().is_some() {
@@ -633,10 +338,10 @@ impl Node {
     /// while this one runs ρ fast: the wait covers that probe's longest real
     /// duration on top of the round trip.
     pub(super) fn answer_wait(&self) -> Duration {
-        let answer = self.config.answer_timeout();
+        let answer = self.timings.answer_timeout;
         if self.quorum().is_some() {
-            let probe = self.config.longest(answer);
-            answer.saturating_add(self.config.covering(probe))
+            let probe = self.timings.longest(answer);
+            answer.saturating_add(self.timings.covering(probe))
         } else {
             answer
         }

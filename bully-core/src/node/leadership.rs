@@ -147,7 +147,7 @@ impl Node {
             });
         }
         let rank = self.members.rank_below(Some(leader));
-        let offset = self.config.leader_timeout_at_rank(rank) - self.config.leader_timeout();
+        let offset = self.timings.leader_timeout_at_rank(rank) - self.timings.leader_timeout;
         self.timers
             .set(Timer::LeaderTimeout, Self::after(now, offset));
     }
@@ -424,7 +424,7 @@ impl Node {
             // a round trip after this one, until a round is acknowledged again.
             // On a lossy network the lease then lapses far more rarely, at the
             // cost of rounds only while acknowledgements go missing.
-            interval = interval.min(self.config.round_trip());
+            interval = interval.min(self.timings.round_trip);
         }
         self.timers
             .set(Timer::Heartbeat, Self::after(now, interval));
@@ -434,14 +434,7 @@ impl Node {
     /// staggered leader timeout.
     pub(super) fn arm_leader_timeout(&mut self, now: Instant) {
         let rank = self.members.rank_below(self.leader.map(|leader| leader.id));
-        let timeout = match self.leader_timeout_memo {
-            Some((memo_rank, timeout)) if memo_rank == rank => timeout,
-            _ => {
-                let timeout = self.config.leader_timeout_at_rank(rank);
-                self.leader_timeout_memo = Some((rank, timeout));
-                timeout
-            }
-        };
+        let timeout = self.timings.leader_timeout_at_rank(rank);
         self.timers
             .set(Timer::LeaderTimeout, Self::after(now, timeout));
     }

@@ -195,7 +195,7 @@ impl Node {
                 self.phase = Phase::AwaitingCoordinator { term };
                 self.timers.set(
                     Timer::Coordinator,
-                    Self::after(now, self.config.coordinator_timeout()),
+                    Self::after(now, self.timings.coordinator_timeout),
                 );
             }
             None => {

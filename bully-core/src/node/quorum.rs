@@ -67,7 +67,7 @@ pub(super) struct QuorumGate {
 impl Node {
     /// The number of members, this node included, that must stand behind a leader.
     pub(super) fn quorum(&self) -> Option<usize> {
-        self.config.quorum_size(self.members.voters())
+        self.config.quorum().size(self.members.voters())
     }
 
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
@@ -197,9 +197,9 @@ impl Node {
             return;
         }
         let sent_at = self.gate.claim_sent_at.unwrap_or(now);
-        let lease_until = Self::after(sent_at, self.config.leader_lease());
+        let lease_until = Self::after(sent_at, self.timings.leader_lease);
         if let Phase::Claiming { term } = self.phase {
-            if lease_until <= Self::after(now, self.config.round_trip()) {
+            if lease_until <= Self::after(now, self.timings.round_trip) {
                 // The last vote came late (it waited for a promise to the old
                 // leader to run out): the lease dated from the claim would end
                 // before the first heartbeat round's acknowledgements could
@@ -246,7 +246,7 @@ impl Node {
                 && self.leadership_term() == Some(term)
                 && self
                     .announced_at
-                    .is_some_and(|at| now > Self::after(at, self.config.round_trip()));
+                    .is_some_and(|at| now > Self::after(at, self.timings.round_trip));
             if same_term_long_led && from > self.id {
                 // A higher member names this leadership's term as its own, long
                 // after this one began: it accepted a leadership of that term
@@ -288,7 +288,7 @@ impl Node {
         // as an acknowledged heartbeat does.
         self.gate.promise = Some((
             Some((from, term)),
-            Self::after(now, self.config.follower_lease()),
+            Self::after(now, self.timings.follower_lease),
         ));
         self.term = self.term.max(term);
         self.pending_election = None;
@@ -403,7 +403,7 @@ impl Node {
         if !following || !self.members.is_voter(self.id) {
             return;
         }
-        let mut until = Self::after(now, self.config.follower_lease());
+        let mut until = Self::after(now, self.timings.follower_lease);
         let mut promised_term = term;
         if let Some((Some((leader, newer)), running)) = self.gate.promise {
             if leader == from && running > now {
@@ -443,7 +443,7 @@ impl Node {
             return;
         };
         let own = usize::from(self.members.is_voter(self.id));
-        let lease = self.config.leader_lease();
+        let lease = self.timings.leader_lease;
         let mut extended = false;
         for slot in &mut self.gate.rounds {
             if slot.number > before && slot.number <= round {
@@ -494,7 +494,7 @@ impl Node {
         if self.quorum().is_some_and(|quorum| own >= quorum) {
             // Its own vote is the quorum (a cluster of one): nobody else's
             // acknowledgement is needed to renew the lease.
-            self.gate.lease_until = Some(Self::after(now, self.config.leader_lease()));
+            self.gate.lease_until = Some(Self::after(now, self.timings.leader_lease));
             self.arm_lease_timer();
         }
     }
@@ -563,7 +563,7 @@ impl Node {
     /// certainly run out.
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
-            let until = Self::after(now, self.config.follower_lease());
+            let until = Self::after(now, self.timings.follower_lease);
             self.gate.promise = Some((None, until));
         }
     }

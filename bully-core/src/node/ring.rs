@@ -266,7 +266,7 @@ impl Node {
         self.ring.hop = Some(PendingHop { to, message });
         self.timers.set(
             Timer::RingHop,
-            Self::after(now, self.config.answer_timeout()),
+            Self::after(now, self.timings.answer_timeout),
         );
     }
 
@@ -317,7 +317,7 @@ impl Node {
     /// Waits for the second pass (the initiator: for its token to come back).
     fn arm_ring_timeout(&mut self, now: Instant) {
         let rank = self.members.rank_below(None);
-        let wait = self.config.ring_timeout(self.members.len(), rank);
+        let wait = self.timings.ring_timeout(self.members.len(), rank);
         self.timers.set(Timer::Coordinator, Self::after(now, wait));
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use bully_core::{
-    Algorithm, Config, DurableState, Message, Node, NodeId, Preemption, Quorum, Term,
+    Algorithm, Config, ConfigError, DurableState, Message, Node, NodeId, Preemption, Quorum, Term,
 };
 
 /// A member list as a caller might give one: small ids mostly, sometimes huge
@@ -99,21 +99,48 @@ pub(super) fn config(u: &mut Unstructured<'_>, members: &[NodeId]) -> Result<Con
     Ok(config)
 }
 
-/// Every derived duration of a configuration, valid or not: none may panic.
+/// Every derived duration a configuration publishes, valid or not: none may
+/// panic (the node's own timings, derived from the same settings, are exercised
+/// by running the node).
 pub(super) fn exercise_config(config: &Config, members: usize) {
     let _ = config.validate();
     let _ = config.round_trip();
     let _ = config.answer_timeout();
     let _ = config.coordinator_timeout();
-    let _ = config.flag_timeout();
-    let _ = config.stagger_step();
     let _ = config.follower_lease();
     let _ = config.leader_lease();
+    let _ = config.default_lease_margin();
     let _ = config.failover_bound(members);
     let _ = config.settle_bound(members);
-    let _ = config.ring_timeout(members, members.saturating_sub(1));
-    let _ = config.leader_timeout_at_rank(members.saturating_sub(1));
-    let _ = config.quorum_size(members);
+}
+
+/// What building a node of `members` (sorted, without duplicates) with `config`
+/// must give, worked out here from the documented rules rather than asked of
+/// the crate: the settings are valid, somebody can stand, and the quorum can be
+/// met by the voting members.
+pub(super) fn expected_validation(config: &Config, members: &[NodeId]) -> Result<(), ConfigError> {
+    config.validate()?;
+    let observers = members.iter().filter(|&&id| config.is_observer(id)).count();
+    let candidates = members.len() - observers;
+    if candidates == 0 {
+        return Err(ConfigError::NoCandidates);
+    }
+    let voters = if config.observers_vote() {
+        members.len()
+    } else {
+        candidates
+    };
+    let quorum = match config.quorum() {
+        Quorum::Majority => Some(voters / 2 + 1),
+        Quorum::AtLeast(n) => Some(n),
+        _ => None,
+    };
+    match quorum {
+        Some(quorum) if quorum == 0 || quorum > voters => {
+            Err(ConfigError::ImpossibleQuorum { quorum, voters })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// One input to the node under test.

@@ -227,7 +227,10 @@ impl<'a> Runner<'a> {
         } else {
             let above = side.last().map_or(0, |&top| self.schedule.size - top);
             let stagger = u32::try_from(above.saturating_sub(1)).expect("few members");
-            config.failover_bound(size) + config.stagger_step() * stagger
+            // Detection is staggered by one step (an answer timeout and a message
+            // time) per member above the one that notices.
+            let step = config.answer_timeout() + config.max_message_delay();
+            config.failover_bound(size) + step * stagger
         };
         let grace = Duration::from_millis(self.timing.grace_ms);
         let step = match action {

@@ -1,0 +1,75 @@
+//! The policies a cluster chooses: which algorithm it runs, whether a returning
+//! higher member takes the leadership back, and how many members must stand behind
+//! a leader.
+
+use core::time::Duration;
+
+/// Which election algorithm a node runs. Every member of a cluster must run the same one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Garcia-Molina's Bully, as the tutorial "What is Bully Algorithm", the lecture
+    /// notes, Wikipedia and the Bully Algorithm Dance give it: Election to higher ids,
+    /// every answering member runs its own election, the highest announces.
+    /// `N^2 - 1` messages when the lowest of `N` starts.
+    #[default]
+    Classic,
+    /// Soundarabai et al.'s modified Bully ("Improved Bully Election Algorithm for Distributed
+    /// Systems"): one election at a time, the
+    /// initiator hands over to the highest member that answered. `3N - 2` messages
+    /// when the lowest of `N` starts.
+    Modified,
+    /// The ring algorithm of the lecture notes "Election Algorithm in Distributed
+    /// Systems": a token circles the live members, collecting
+    /// their ids; a second pass announces the highest.
+    Ring,
+}
+
+/// What happens when a member with a higher id than the sitting leader comes back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
+pub enum Preemption {
+    /// Classic Bully: it takes over at once.
+    #[default]
+    Always,
+    /// Sticky leadership: it follows the sitting leader; only a leader failure
+    /// starts an election (what users of client-go and etcd elections expect).
+    Never,
+    /// It takes over only after it has been up and hearing the leader for this long,
+    /// so a member that restarts repeatedly does not flap the leadership.
+    AfterStable(Duration),
+}
+
+/// Split-brain protection: how many members must stand behind a leader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
+pub enum Quorum {
+    /// Classic Bully: a candidate with nobody live above it leads. Two sides of a
+    /// partition each elect a leader; the fencing token orders them.
+    #[default]
+    None,
+    /// A strict majority of the voting members.
+    Majority,
+    /// At least this many voting members (itself included). Values of half the
+    /// voters or fewer let two sides of a partition both elect: the setting
+    /// Elasticsearch's `minimum_master_nodes` warned about.
+    AtLeast(usize),
+}
+
+impl Quorum {
+    /// How many of `voters` voting members make a quorum, or `None` without
+    /// one.
+    pub(crate) fn size(self, voters: usize) -> Option<usize> {
+        match self {
+            Quorum::None => None,
+            Quorum::Majority => Some(voters / 2 + 1),
+            Quorum::AtLeast(n) => Some(n),
+        }
+    }
+}

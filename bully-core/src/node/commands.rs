@@ -1,0 +1,151 @@
+//! The commands a node's owner gives it: start at boot or recovery, elect,
+//! step down, report that the leader's work stopped, suspect a member.
+
+use crate::config::Preemption;
+use crate::error::CommandError;
+use crate::message::{Message, NodeId};
+use crate::node::{Node, Phase};
+use crate::time::Instant;
+use crate::timer::Timer;
+
+impl Node {
+    /// Boot or recovery: "when P recovers, it starts an election" (the tutorial "What is Bully
+    /// Algorithm" and Wikipedia's "Bully algorithm").
+    ///
+    /// With `Preemption::Always` this node starts an election (after the staggered
+    /// start's wait, [`Config::with_staggered_start`], unless it is the highest
+    /// candidate), and a higher member bullies its way back to the leadership. With the other
+    /// policies it first listens for the sitting leader's heartbeats for one
+    /// leader timeout, and only elects if it hears none.
+    pub fn start(&mut self, now: Instant) {
+        let now = self.clock(now);
+        self.forget_promises(now);
+        match self.config.preemption() {
+            Preemption::Always if self.members.is_candidate(self.id) => {
+                let rank = self.members.rank_below(None);
+                let alone = self.members.len() == 1;
+                let listen = rank > 0 || (self.quorum().is_none() && !alone);
+                if self.config.staggered_start() && listen {
+                    // Listen first: a higher member that boots too announces before
+                    // this one's turn, and a sitting leader's heartbeat tells the
+                    // current term (`Config::with_staggered_start`); with a quorum
+                    // the highest's probe tells it that.
+                    let wait = self.timings.start_wait(rank);
+                    self.timers
+                        .set(Timer::LeaderTimeout, Self::after(now, wait));
+                } else {
+                    self.stand(now);
+                }
+            }
+            _ => self.arm_leader_timeout(now),
+        }
+    }
+
+    /// Starts an election now, whatever this node believes. A leader that calls it
+    /// steps down first and stands again. An observer never stands: for it this
+    /// only drops the leader it follows until it hears one again.
+    pub fn start_election(&mut self, now: Instant) {
+        let now = self.clock(now);
+        self.begin_election(now, self.term.next());
+    }
+
+    /// Gives up the leadership: the node tells every member (`Resign`), emits
+    /// `SteppedDown`, and becomes a follower that waits for the next leader. The
+    /// others elect at once, the highest of them first, instead of waiting out the
+    /// leader timeout. Use it before a graceful shutdown.
+    ///
+    /// With a quorum and a resign delay ([`Config::with_resign_delay`]) the
+    /// leadership's work is given that long to stop: the node tells the members
+    /// only then, or as soon as the caller says the work stopped
+    /// ([`work_stopped`](Node::work_stopped)). A caller that stopped its work
+    /// before stepping down calls both, one after the other.
+    ///
+    /// The members treat the resigning node as suspected until they hear from it
+    /// again, so it is not asked in the election that follows. Under
+    /// `Preemption::Always` it takes the leadership back as soon as it hears a
+    /// lower leader, as the classic algorithm demands; under `Never` it stays a
+    /// follower. Returns `false`, and does nothing, if this node is not the leader.
+    pub fn step_down(&mut self, now: Instant) -> bool {
+        let now = self.clock(now);
+        if self.phase != Phase::Leading {
+            return false;
+        }
+        let term = self.term;
+        let delay = self.config.resign_delay();
+        if self.quorum().is_some() && !delay.is_zero() {
+            // Nobody to leave out of the resignation: it names itself.
+            self.gate.pending_resign = Some((term, self.id));
+            self.timers.set(Timer::Resign, Self::after(now, delay));
+        } else {
+            for index in 0..self.members.len() {
+                let to = self.members.ids()[index];
+                if to != self.id {
+                    self.send(to, Message::Resign { term });
+                }
+            }
+        }
+        self.resign_leadership();
+        self.abstaining = true;
+        self.arm_leader_timeout(now);
+        true
+    }
+
+    /// Tells the node that the work of its last leadership has stopped: the
+    /// resign delay ([`Config::with_resign_delay`]) that gives the work time to
+    /// stop is over. A `Resign` it still owes the members goes now, and it may
+    /// vote again (a vote it deferred is cast at the next
+    /// [`handle_timeout`](Node::handle_timeout), due at once).
+    ///
+    /// Does nothing while the node leads, or when no delay runs. `bully-agent`
+    /// calls it when the command it supervises has exited after a leadership
+    /// ended, so a take-back waits for the command's real stop time rather than
+    /// its whole grace period.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
+    ///
+    /// let config = Config::default()
+    ///     .with_quorum(Quorum::AtLeast(1))
+    ///     .with_resign_delay(Duration::from_secs(1));
+    /// let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config)?;
+    /// let now = Instant::now();
+    /// node.start_election(now);
+    /// while node.poll_transmit().is_some() {}
+    /// assert!(node.step_down(now));
+    /// assert!(node.poll_transmit().is_none(), "the work has a second to stop");
+    /// node.work_stopped(now + Duration::from_millis(200));
+    /// let resign = node.poll_transmit().expect("told at once when it stopped");
+    /// assert!(matches!(resign.message, Message::Resign { .. }));
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    pub fn work_stopped(&mut self, now: Instant) {
+        let now = self.clock(now);
+        if self.phase != Phase::Leading {
+            self.release_after_work(now);
+        }
+    }
+
+    /// Tells the node that an external failure detector believes `member` has
+    /// failed ("process 4 notices 7 is down").
+    ///
+    /// The member is no longer sent Election or Coordinator until it is heard from
+    /// again. If it is the accepted leader, this is the same as its heartbeats
+    /// stopping: `LeaderLost`, then an election.
+    ///
+    /// Errors if `member` is not a member, or is this node.
+    pub fn suspect(&mut self, now: Instant, member: NodeId) -> Result<(), CommandError> {
+        let now = self.clock(now);
+        if member == self.id {
+            return Err(CommandError::SelfReference(member));
+        }
+        if self.members.index_of(member).is_none() {
+            return Err(CommandError::UnknownMember(member));
+        }
+        self.members.suspect(member);
+        if self.phase == Phase::Idle && self.leader.is_some_and(|leader| leader.id == member) {
+            self.begin_election(now, self.term.next());
+        }
+        Ok(())
+    }
+}

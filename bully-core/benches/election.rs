@@ -1,5 +1,5 @@
-//! A whole election in the simulator, per algorithm and cluster size: seed 003's
-//! Table 1 setting (members `1..=N` idle with no leader, member 1 alone starts an
+//! A whole election in the simulator, per algorithm and cluster size: the setting
+//! of Soundarabai et al.'s Table 1 (members `1..=N` idle with no leader, member 1 alone starts an
 //! election), from building the cluster to the election's last message.
 //!
 //! `cargo bench -p bully-core --features sim --bench election`

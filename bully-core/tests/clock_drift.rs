@@ -1,7 +1,8 @@
-//! A2 (docs/correctness.md): clocks drifting apart within the bound the
-//! configuration states (ρ, `Config::with_clock_drift`) keep the lease argument
-//! sound, and a drift beyond it breaks exclusive leadership and W1, so the
-//! checks can fail.
+//! A2, the bounded-drift assumption (docs/correctness.md, section 3): clocks
+//! drifting apart within the bound the configuration states (ρ,
+//! `Config::with_clock_drift`) keep the lease argument sound, and a drift beyond
+//! it breaks exclusive leadership and W1 (a leader's work stops before another
+//! member can be elected; docs/correctness.md, section 1), so the checks can fail.
 //!
 //! The simulator gives each member its own clock (`Simulation::set_clock_drift`)
 //! and compares leaderships and work in real time. The random sweeps
@@ -21,7 +22,8 @@ use bully_core::{Algorithm, Config, Event, Message, NodeId, Quorum};
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
-/// A majority quorum on a fast network: `T_M` 1 ms and `P_p` 1 ms, the rest the
+/// A majority quorum on a fast network: `T_M` (the message time, the longest a
+/// message takes) 1 ms and `P_p` (the processing time) 1 ms, the rest the
 /// defaults (heartbeats every 100 ms, the leader suspected after 500 ms).
 fn fast_network(algorithm: Algorithm, rho: f64) -> Config {
     Config::default()

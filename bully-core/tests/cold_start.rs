@@ -57,7 +57,7 @@ fn with_a_quorum_a_cold_start_costs_four_messages_per_member() {
 }
 
 #[test]
-fn without_the_staggered_start_the_seeds_worst_case_returns() {
+fn without_the_staggered_start_the_classic_worst_case_returns() {
     let config = Config::default().with_staggered_start(false);
     let (messages, leader) = cold_start(&config, 10);
     assert_eq!(leader, Some(NodeId(10)));

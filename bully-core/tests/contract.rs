@@ -1,5 +1,5 @@
-//! The sans-IO contract of DESIGN.md: what a caller may rely on, whatever it or a
-//! peer feeds the node.
+//! The sans-IO contract: what a caller may rely on, whatever it or a peer feeds
+//! the node (the properties are docs/correctness.md's, section 1).
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ fn members(n: u64) -> Vec<NodeId> {
     (1..=n).map(NodeId).collect()
 }
 
-/// A member that elects as soon as it starts, as the seeds' processes do (the
+/// A member that elects as soon as it starts, as the sources' processes do (the
 /// staggered start would have a lower member listen first).
 fn node(id: u64, n: u64) -> Node {
     let config = Config::default().with_staggered_start(false);
@@ -53,6 +53,7 @@ fn timeouts_that_contradict_each_other_are_refused() {
             base.clone().with_heartbeat_interval(Duration::ZERO),
             "zero heartbeat",
         ),
+        // T_M: the message time, the longest a message takes.
         (
             base.clone().with_leader_timeout(ms(100)),
             "leader timeout <= heartbeat + T_M",
@@ -91,7 +92,8 @@ fn timeouts_that_contradict_each_other_are_refused() {
 #[test]
 fn the_failover_bound_adds_up_detection_and_announcement() {
     let config = Config::default();
-    // T_M + leader timeout + answer timeout + P_p + T_M, the answer timeout
+    // T_M + leader timeout + answer timeout + P_p + T_M (P_p: the processing
+    // time, the longest before a reply leaves), the answer timeout
     // being the round trip (50 ms) on a clock that may run ρ = 0.001 fast.
     let expected = Duration::from_micros(20_000 + 500_000 + 50_050 + 10_000 + 20_000);
     assert_eq!(config.failover_bound(7), expected);

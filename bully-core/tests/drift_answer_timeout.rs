@@ -1,10 +1,12 @@
 //! Counterexamples found by giving the simulator's members clocks of their own
-//! (issue 21): the answer timeout, `2*T_M + P_p` (`Config::answer_timeout`,
-//! Stallings' rule in the seeds), is measured on the waiting member's clock and
-//! has no drift margin. A member whose clock runs fast by ρ, the bound the
-//! configuration allows (A2), waits `(2*T_M + P_p) / (1 + ρ)` of real time,
-//! less than a round trip the timing model allows (A1). An answer that keeps to
-//! both assumptions then arrives after the wait.
+//! (issue 21): the answer timeout, `2*T_M + P_p` (`T_M` the message time, the
+//! longest a message takes, `P_p` the processing time, the longest before a reply
+//! leaves; `Config::answer_timeout`, the lecture notes' rule), is measured on the
+//! waiting member's clock and has no drift margin. A member whose clock runs fast
+//! by ρ, the bound the configuration allows (A2, bounded drift), waits
+//! `(2*T_M + P_p) / (1 + ρ)` of real time, less than a round trip the timing
+//! model allows (A1, bounded delay). An answer that keeps to both assumptions
+//! (docs/correctness.md, section 3) then arrives after the wait.
 //!
 //! The simulator reacts at once, so the round trip is `2*T_M` and `P_p` is all
 //! the room there is: with the default `P_p` (10 ms) and `T_M` (20 ms) a drift up
@@ -34,7 +36,8 @@ fn no_room(quorum: Quorum) -> Config {
         .with_clock_drift(0.1)
 }
 
-/// Without a quorum, S1 in the timing model. Three members boot together;
+/// Without a quorum, S1 (at most one coordinator per term; docs/correctness.md,
+/// section 1) in the timing model. Three members boot together;
 /// member 1's clock runs 10 % fast, 2's and 3's 10 % slow. Member 1 asks 2
 /// and 3 in term 1 and waits 2 ms on its clock, 1.82 ms of real time; their
 /// answers take 2 ms (1 ms each way) and arrive after it has announced
@@ -53,7 +56,8 @@ fn a_fast_clock_must_not_give_up_on_answers_that_keep_to_the_timing_model() {
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
 
-/// With a majority, L1 and L2. Three members settle under 3 (clock 10 %
+/// With a majority, L1 and L2 (the highest live member leads, within the
+/// failover bound; docs/correctness.md, section 1). Three members settle under 3 (clock 10 %
 /// slow); 1's and 2's clocks run 10 % fast. 3 is cut off, and 1 and 2, a
 /// majority, should elect 2 within the failover bound. Each probes the other
 /// and waits 2 ms on its clock, 1.82 ms of real time; every reply takes 2 ms,

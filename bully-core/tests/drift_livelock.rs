@@ -128,6 +128,8 @@ fn a_lower_member_that_stops_waiting_too_soon_must_not_keep_the_cluster_leaderle
     assert_eq!(sim.clock_drift(NodeId(1)), Some(0.1));
     assert_eq!(sim.clock_drift(NodeId(2)), Some(-0.1));
     // Today: Settle { leader: None, converged_after: None, .. } (terms 4, 5, 6, ...).
+    // L1: the live members agree on the highest of them; L2: within the settle
+    // bound (docs/correctness.md, section 1).
     assert_eq!(settle.leader, Some(NodeId(2)), "L1: {settle:?}");
     assert!(settle.within_bound(), "L2: {settle:?}");
 }

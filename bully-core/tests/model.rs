@@ -17,8 +17,8 @@
 //! likes, which is the asynchronous model in which Bully promises nothing; here
 //! time is part of the state instead, as in the simulator:
 //!
-//! - a message sent at tick `k` arrives at tick `k + 1` or `k + 2` (`T_M` is two
-//!   ticks), or is lost; at one instant, messages are delivered before timers
+//! - a message sent at tick `k` arrives at tick `k + 1` or `k + 2` (`T_M`, the
+//!   message time, the longest a message takes, is two ticks), or is lost; at one instant, messages are delivered before timers
 //!   fire (a message arriving exactly at a deadline is in time);
 //! - a timer fires at the first tick at which its member's clock has reached
 //!   the deadline, never later: time does not pass while a timer is due or a
@@ -27,7 +27,7 @@
 //!   (`BULLY_MODEL_DRIFT`), and they do: the highest member's clock, the first
 //!   leader's, runs ρ slow and the others' ρ fast, the case in which a lease
 //!   measured on the leader's clock and promises measured on the followers'
-//!   are closest (A2). Without a quorum the clocks are exact;
+//!   are closest (A2, bounded drift; docs/correctness.md, section 3). Without a quorum the clocks are exact;
 //! - each member boots (`Node::start`) at a tick of its choosing within
 //!   [`Bounds::boot_window`]; up to [`Bounds::crashes`] members crash for good;
 //!   up to [`Bounds::losses`] messages are lost; in the partial-partition
@@ -36,6 +36,8 @@
 //! - the clock stops at [`Bounds::horizon`] ticks, which bounds the exploration.
 //!
 //! # The properties
+//!
+//! (docs/correctness.md, section 1, states them for the code as a whole.)
 //!
 //! - **S1** per connected component: two members never both announce the same
 //!   term unless a message between the two of them was lost (without a quorum
@@ -518,8 +520,8 @@ impl Model for BullyModel {
                     // A member that comes up after the others is one that comes
                     // back, as after a restart: its term dates from before it was
                     // in contact, so it may announce a term whose election did not
-                    // ask it (DESIGN.md; the simulator's checker makes the same
-                    // exception).
+                    // ask it (docs/correctness.md, section 2; the simulator's
+                    // checker makes the same exception).
                     for other in 0..self.ids.len() {
                         if other != index {
                             state

@@ -9,16 +9,19 @@
 //! The story (member 1 and 3 cut off from each other at first):
 //!
 //! - 3 leads term 1 with 2's vote, and accepts its own token `(1, 3)`.
-//! - 2 crashes and comes back without its durable state (A3 broken): it has
+//! - 2 crashes and comes back without its durable state (A3, durable state kept,
+//!   broken; docs/correctness.md, section 3): it has
 //!   forgotten its vote in term 1. 3 steps down; a partition puts 3 alone.
 //! - 2 claims term 1, 1 (which never heard of term 1) votes for it: 2 leads
-//!   term 1 again, as `(1, 2)`: S4 is lost for term 1, as docs/correctness.md
+//!   term 1 again, as `(1, 2)`: S4 (a term identifies one leadership;
+//!   docs/correctness.md, section 1) is lost for term 1, as docs/correctness.md
 //!   (section 2) allows after a restart without state.
 //! - The faults stop. 2 leads with 1's support; its heartbeats reach 3, which
 //!   refuses them for good as a leadership older than the one it accepted
 //!   (`(1, 2) < (1, 3)`, `DropReason::StaleLeader`). 3's probes find a quorum
 //!   naming 2, so it never stood; under `Never` nobody moved 2 either. 3 named
-//!   no leader, for good (L1). Under `Always` 3 took over and all agreed.
+//!   no leader, for good (L1: every live connected member names the same
+//!   leader once faults stop). Under `Always` 3 took over and all agreed.
 //! - Now 3, refusing a heartbeat of term 1 from a lower member while its own
 //!   leadership of term 1 is over, sends 2 its claim of term 1; 2, which has
 //!   led term 1 for longer than a round trip, sees two leaderships of one term

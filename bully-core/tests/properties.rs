@@ -1,16 +1,19 @@
-//! DESIGN.md's properties over random fault schedules, for clusters of 2 to 9:
-//! S1 to S3 after every step (the simulator's checker), then, once the faults
+//! The properties of docs/correctness.md (section 1) over random fault schedules,
+//! for clusters of 2 to 9: S1 to S3 (at most one coordinator per term; terms and
+//! accepted tokens never decrease; no token below the highest accepted is
+//! followed) after every step (the simulator's checker), then, once the faults
 //! stop, L1 (every live member names the highest live member) and L2 (within
 //! `Config::settle_bound`).
 //!
 //! `BULLY_SIM_SEEDS` sets how many seeded schedules run (256 by default; CI runs
 //! 10,000). Every member's clock drifts within the configuration's ρ (0.001,
 //! 0.01 or 0.1 by seed). S1 is enforced while a run keeps to the timing model:
-//! the crash-stop schedules (one in three: crashes, reordering within `T_M`,
+//! the crash-stop schedules (one in three: crashes, reordering within `T_M`, the
+//! message time,
 //! drift within ρ) keep to it to the end, and each sweep prints how many
 //! schedules did; elsewhere, without a quorum, two members may announce one term
 //! out of contact, and the fencing token orders them (see `bully_core::sim` and
-//! DESIGN.md).
+//! docs/correctness.md, section 2).
 #![cfg(feature = "sim")]
 
 mod support;

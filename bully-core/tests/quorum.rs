@@ -4,6 +4,14 @@
 //! algorithm (2,000 by default; CI runs 10,000; 100,000 for the README's full
 //! claim), taking the sweep's 69 configurations (members, quorum, preemption)
 //! in turn.
+//!
+//! S1 to S3, W1, L1 and L2 below are the properties of docs/correctness.md,
+//! section 1: at most one coordinator per term; terms and accepted tokens never
+//! decrease; no token below the highest accepted is followed; a leader's work
+//! stops before another member can be elected; once the faults stop the highest
+//! live member leads, within the settle bound. A2 is its bounded-drift
+//! assumption (section 3), and `T_M` the message time, the longest a message
+//! takes.
 #![cfg(feature = "sim")]
 
 mod support;

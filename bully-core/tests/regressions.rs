@@ -296,7 +296,9 @@ fn a_member_removed_after_answering_is_not_told_to_take_over() {
 
 /// Found by the quorum sweep past the seeds CI runs (`tests/quorum.rs`, classic,
 /// seed 16270, three members): a member restarted with its durable state never
-/// followed the leader a quorum had elected, and L1 failed for good.
+/// followed the leader a quorum had elected, and L1 (once faults stop, every live
+/// connected member names the same leader; docs/correctness.md, section 1)
+/// failed for good.
 ///
 /// Member 1 voted for 3's claim of term 2 and persisted `term 2, vote (2, 3)`.
 /// Every member crashed; 3 came back without state and, with 2, elected itself
@@ -474,7 +476,8 @@ fn seed_16270_a_durable_restart_follows_the_leader_elected_without_it() {
 /// 3 led term 2 with 1 and 2; 1 accepted `(2, 3)`. 2 and 3 crashed and came
 /// back without state, and 3 was elected with 2 in term 1. 1 stayed up: the
 /// token `(1, 3)` is below the `(2, 3)` it accepted, so it dropped every
-/// heartbeat (S3 forbids acting on it), and its probes, in term 2, found a
+/// heartbeat (S3, nothing below an accepted token is followed, forbids acting on
+/// it), and its probes, in term 2, found a
 /// quorum naming 3, above it, so it never stood. 3 answered the probes and
 /// changed nothing: no agreed leader, for good.
 ///

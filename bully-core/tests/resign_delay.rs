@@ -1,4 +1,5 @@
-//! W1 (DESIGN.md) when the old leader resigns instead of letting its lease run
+//! W1 (a leader's work stops before any other member can be elected;
+//! docs/correctness.md, section 1) when the old leader resigns instead of letting its lease run
 //! out: under `Preemption::Always` a leader yields to a higher claimant and
 //! resigns, which frees its followers' promises. With a resign delay it says so
 //! only that long after its leadership ended, so the claimant cannot lead before

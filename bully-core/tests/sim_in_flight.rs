@@ -7,7 +7,8 @@ use bully_core::{Config, MessageKind, NodeId};
 
 #[test]
 fn process_4s_elections_are_seen_on_their_way_to_5_6_and_7_until_each_lands() {
-    // Seed 001's seven processes, nobody leading yet; 4 calls an election.
+    // The lecture notes' seven processes, nobody leading yet; 4 calls an
+    // election.
     let mut sim = Simulation::new(1, (1..=7).map(NodeId), Config::default()).unwrap();
     sim.wake_all();
     let delay_us = sim.message_delay().as_micros() as u64;
@@ -60,7 +61,8 @@ fn process_4s_elections_are_seen_on_their_way_to_5_6_and_7_until_each_lands() {
 #[test]
 fn the_next_instant_is_when_4s_elections_land_and_then_when_the_answers_do() {
     let mut sim = Simulation::new(1, (1..=7).map(NodeId), Config::default()).unwrap();
-    // Up and idle, as in seed 003's setting: nothing is due until 4 calls.
+    // Up and idle, as in the setting of Soundarabai et al.'s Table 1: nothing is
+    // due until 4 calls.
     sim.wake_all();
     assert_eq!(sim.next_instant(), None, "nobody started: nothing is due");
     let delay = sim.message_delay();

@@ -6,9 +6,11 @@
 //! `node/quorum.rs`, `node/leadership.rs`); it fails on the code as it is.
 //!
 //! The story, three members, classic Bully, the model's timings (a tick is
-//! 10 ms; `T_M` two ticks, heartbeats every three, the leader timeout ten),
-//! ρ = 0.05, member 3's clock 5 % slow and the others' 5 % fast, every message
-//! within `T_M` and every clock within ρ (A1 and A2 hold throughout):
+//! 10 ms; `T_M`, the message time, the longest a message takes, two ticks,
+//! heartbeats every three, the leader timeout ten), ρ = 0.05, member 3's clock
+//! 5 % slow and the others' 5 % fast, every message within `T_M` and every clock
+//! within ρ (A1, bounded delay, and A2, bounded drift, hold throughout; see
+//! docs/correctness.md, section 3):
 //!
 //! - 1 and 3 are cut off from each other at tick 10; 3 leads term 1 with 2's
 //!   vote (tick 38).

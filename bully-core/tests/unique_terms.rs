@@ -1,6 +1,7 @@
-//! S4 (DESIGN.md): a term identifies one leadership inside a connected component,
-//! also after a restart that restored `DurableState` and during a one-at-a-time
-//! boot. The simulator's checker stops enforcing S1 once a member restarted, so
+//! S4 (docs/correctness.md, section 1): a term identifies one leadership inside a
+//! connected component, also after a restart that restored `DurableState` and
+//! during a one-at-a-time boot. The simulator's checker stops enforcing S1 (at
+//! most one coordinator per term) once a member restarted, so
 //! these runs check it themselves, from the `BecameLeader` events of the trace,
 //! and each asserts that a leader emerged: the highest member.
 //!
@@ -9,7 +10,8 @@
 //! default) has every starting member listen for a heartbeat interval first, so
 //! a member that comes back hears the sitting leader's term and stands above
 //! it; the sweeps then boot and restart one member at a time, each once the
-//! others agree (seed 004's dancers), at a random phase of the heartbeat.
+//! others agree (as the Bully Algorithm Dance's dancers stand up), at a random
+//! phase of the heartbeat.
 //!
 //! `BULLY_SIM_SEEDS` sets the seeds per algorithm and quorum setting: a boot
 //! order and its gaps, or a series of crashes and durable restarts (a sixteenth
@@ -64,7 +66,7 @@ fn shared_terms(leaderships: &[(Term, NodeId)]) -> Vec<(Term, NodeId, NodeId)> {
     shared
 }
 
-/// Seed 004's experiment 1 with the die's order 2, 3, 1, 6, 5, 4: six dancers
+/// The Bully Algorithm Dance's experiment 1 with the die's order 2, 3, 1, 6, 5, 4: six dancers
 /// stand up one at a time, each once the others agree.
 fn one_at_a_time(config: &Config) -> Simulation {
     let order = [2, 3, 1, 6, 5, 4].map(NodeId);

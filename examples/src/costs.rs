@@ -1,8 +1,10 @@
 //! What one election costs, in messages and message delays, per algorithm and
 //! with or without a quorum: the `simulate costs` command, which
-//! `docs/correctness.md` quotes for seed 004's "cost and time" questions.
+//! `docs/correctness.md` quotes for the "cost and time" questions of the course
+//! exercise "Bully Algorithm Dance".
 //!
-//! The runs are the seeds' scenarios of [`bully_core::sim::scenario`], measured
+//! The runs are the sources' scenarios of [`bully_core::sim::scenario`] (README.md,
+//! "Sources"), measured
 //! the same way (from the trigger until every live member names the same leader,
 //! then until the election's last message has landed), with one difference that
 //! only matters under a quorum: there a heartbeat round's acknowledgements
@@ -29,10 +31,10 @@ pub struct Cost {
     /// heartbeat round (round 1) counted.
     pub messages: MessageCounts,
     /// Time from the trigger until every live member named the same leader, in
-    /// message delays (T_M).
+    /// message delays (T_M, the message time: the longest a message takes).
     pub delays: f64,
-    /// The longest chain of dependent messages among those counted (seed 004's
-    /// "elapsed time" measure). A heartbeat round's acknowledgements would
+    /// The longest chain of dependent messages among those counted (the Bully
+    /// Algorithm Dance's "elapsed time" measure). A heartbeat round's acknowledgements would
     /// lengthen chains by one every round, so they count here no more than in
     /// `messages`.
     pub depth: u64,
@@ -47,8 +49,9 @@ impl Cost {
     }
 }
 
-/// One algorithm at one size: every initiator of seed 003's setting, seed 001's
-/// two cases, a failover by timeout and a cold start.
+/// One algorithm at one size: every initiator of the setting of Soundarabai et
+/// al.'s Table 1, the lecture notes' two cases, a failover by timeout and a cold
+/// start.
 #[derive(Clone, Debug)]
 pub struct CostRow {
     /// The algorithm.
@@ -56,21 +59,23 @@ pub struct CostRow {
     /// Members (live ones in `initiators` and `cold_start`; the crashed leader
     /// included in `best`, `worst` and `failover`).
     pub n: u64,
-    /// Seed 003's Table 1 setting: `n` live members, no leader, member `P` alone
+    /// The setting of Soundarabai et al.'s Table 1: `n` live members, no leader, member `P` alone
     /// starts an election; index `P - 1`.
     pub initiators: Vec<Cost>,
-    /// Seed 001's best case: from a settled cluster led by `n`, `n` crashes and
+    /// The lecture notes' best case: from a settled cluster led by `n`, `n` crashes and
     /// `n - 1` is told.
     pub best: Cost,
-    /// Seed 001's worst case: `n` crashes and the lowest, 1, is told.
+    /// The lecture notes' worst case: `n` crashes and the lowest, 1, is told.
     pub worst: Cost,
     /// `n` crashes and nobody is told: every member finds out by its own
     /// (staggered) leader timeout. Time counted from the crash.
     pub failover: Cost,
-    /// Every member starts at the same instant (seed 004's experiment 2).
+    /// Every member starts at the same instant (the Bully Algorithm Dance's
+    /// experiment 2).
     pub cold_start: Cost,
     /// [`Config::failover_bound`] for `n` members, in message delays: what
-    /// `failover` must stay within (L2).
+    /// `failover` must stay within (L2: agreement within the bound `Config`
+    /// computes; docs/correctness.md, section 1).
     pub failover_bound: f64,
 }
 
@@ -325,20 +330,21 @@ pub fn costs_text(rows: &[CostRow], quorum: Quorum) -> String {
         "The cost of one election, quorum: {}. Messages from the trigger until the\n\
          election's last message (heartbeats and their acknowledgements excluded; with a\n\
          quorum the leader's first, confirming heartbeat round counted); time until every\n\
-         live member names the same leader, in message delays (T_M = 20 ms); depth = the\n\
-         longest chain of dependent messages among those counted.\n\n\
-         Seed 003's setting (N live members, no leader, member P alone starts an election),\n\
-         over every initiator P = 1..N:\n\
+         live member names the same leader, in message delays (T_M, the message time:\n\
+         20 ms); depth = the longest chain of dependent messages among those counted.\n\n\
+         The setting of Soundarabai et al.'s Table 1 (N live members, no leader, member P\n\
+         alone starts an election), over every initiator P = 1..N:\n\
          \x20 fewest   the P whose election sends the fewest messages\n\
          \x20 mean     the mean over P of the messages and of the time\n\
          \x20 most     the P whose election sends the most\n\
          \x20 slowest  the P whose election takes the longest to agree\n\
          From a cluster of N settled under N, N crashes (the N-1 survivors elect):\n\
-         \x20 best     seed 001's best case: N-1 is told\n\
-         \x20 worst    seed 001's worst case: 1 is told\n\
+         \x20 best     the lecture notes' best case: N-1 is told\n\
+         \x20 worst    the lecture notes' worst case: 1 is told\n\
          \x20 timeout  nobody is told; each member's own staggered leader timeout fires\n\
          \x20          (time counted from the crash, detection included; bound =\n\
-         \x20          Config::failover_bound, the L2 bound it must stay within)\n\
+         \x20          Config::failover_bound, the bound it must stay within: L2 of\n\
+         \x20          docs/correctness.md, section 1)\n\
          And:\n\
          \x20 cold     all N members start at the same instant\n\n",
         quorum_name(quorum)

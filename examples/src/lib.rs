@@ -1,7 +1,7 @@
 //! Shared helpers for the example programs: printing simulation traces for people,
 //! and the measurements, reports and plot behind `simulate`'s reproduction of the
-//! seeds (seed 003's Table 1, equations and logs; seed 001's cases; seed 004's
-//! experiments), the timed elections of `simulate scale` and the
+//! sources (README.md, "Sources": Soundarabai et al.'s Table 1, equations and logs;
+//! the lecture notes' cases; the Bully Algorithm Dance's experiments), the timed elections of `simulate scale` and the
 //! partial-connectivity scenarios of `simulate partial`; and a real cluster on
 //! loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]

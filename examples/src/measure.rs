@@ -17,12 +17,12 @@ pub const TABLE_1_NODES: [u64; 5] = [5, 10, 15, 20, 25];
 /// The process counts of the `failover` measurement.
 pub const FAILOVER_NODES: [u64; 4] = [5, 10, 25, 100];
 
-/// The process counts of seed 001's best and worst cases.
+/// The process counts of the lecture notes' best and worst cases.
 pub const CASE_NODES: [u64; 3] = [5, 10, 25];
 
 /// The default configuration running `algorithm` (timings of a LAN: one message
-/// time T_M = 20 ms, replies within P_p = 10 ms; detection staggered), in the
-/// seeds' model: every process that boots holds an election, and every clock
+/// time T_M = 20 ms, the longest a message takes, and replies within P_p = 10 ms,
+/// the processing time; detection staggered), in the sources' model: every process that boots holds an election, and every clock
 /// is exact (ρ = 0, so the answer timeout is the bare round trip and the costs
 /// come out in whole and half message times, as the papers count them).
 pub fn config(algorithm: Algorithm) -> Config {
@@ -137,7 +137,7 @@ pub fn formulas(max_n: u64) -> Result<Vec<FormulaRow>, SimError> {
     Ok(rows)
 }
 
-/// Seed 001's two cases.
+/// The lecture notes' two cases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Case {
     /// The second-highest process notices that the coordinator crashed.
@@ -169,7 +169,7 @@ pub struct CaseRow {
     pub report: ElectionReport,
 }
 
-/// Seed 001's best and worst cases for each `n` and every algorithm: from a
+/// The lecture notes' best and worst cases for each `n` and every algorithm: from a
 /// settled cluster `1..=n`, `n` crashes and one process is told so.
 pub fn cases(nodes: &[u64]) -> Result<Vec<CaseRow>, SimError> {
     let mut rows = Vec::new();
@@ -193,7 +193,7 @@ pub fn cases(nodes: &[u64]) -> Result<Vec<CaseRow>, SimError> {
     Ok(rows)
 }
 
-/// What seed 004's experiments are, in its words (shortened).
+/// What the Bully Algorithm Dance's experiments are, in its words (shortened).
 pub const EXPERIMENTS: [&str; 5] = [
     "start up one dancer at a time, in the die's order",
     "start up all standing up at once",
@@ -205,7 +205,7 @@ pub const EXPERIMENTS: [&str; 5] = [
 /// One row of the `experiments` command.
 #[derive(Clone, Debug)]
 pub struct ExperimentRow {
-    /// Seed 004's experiment number, 1 to 5.
+    /// The Bully Algorithm Dance's experiment number, 1 to 5.
     pub number: u8,
     /// The algorithm.
     pub algorithm: Algorithm,
@@ -213,7 +213,7 @@ pub struct ExperimentRow {
     pub report: ElectionReport,
 }
 
-/// Seed 004's experiments 1 to 5 with six dancers, every algorithm, the die
+/// The Bully Algorithm Dance's experiments 1 to 5 with six dancers, every algorithm, the die
 /// seeded with `seed`.
 pub fn experiments(seed: u64) -> Result<Vec<ExperimentRow>, SimError> {
     let mut rows = Vec::new();

@@ -1,4 +1,4 @@
-//! Seed 003's simulation logs (its Figures 3, 4 and 6): reading them, and writing
+//! The simulation logs of Soundarabai et al. (their Figures 3, 4 and 6): reading them, and writing
 //! a simulator trace in the same style.
 //!
 //! The paper's lines look like this (the two copies of the paper differ in

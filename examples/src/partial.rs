@@ -52,7 +52,7 @@ expected_leader,seeds_ending_with_expected,overlapping_leaderships,same_term_lea
 pub enum QuorumChoice {
     /// `Quorum::Majority`: no leader without a majority.
     Majority,
-    /// `Quorum::None`: the seeds' semantics.
+    /// `Quorum::None`: the sources' semantics (README.md, "Sources").
     None,
 }
 
@@ -303,7 +303,7 @@ impl Permille {
 }
 
 /// The default timings running `algorithm` with `quorum`, with the default
-/// clock drift bound (a deployment's, unlike the seeds' exact clocks).
+/// clock drift bound (a deployment's, unlike the sources' exact clocks).
 pub fn config(algorithm: Algorithm, quorum: QuorumChoice) -> Config {
     measure::config(algorithm)
         .with_quorum(quorum.quorum())

@@ -1,5 +1,5 @@
 //! `simulate plot`: messages per election against N for the three algorithms,
-//! like seed 003's Figure 8, with Table 1's values marked, as an SVG.
+//! like Figure 8 of Soundarabai et al., with Table 1's values marked, as an SVG.
 
 use plotters::coord::types::RangedCoordu64;
 use plotters::prelude::*;
@@ -33,7 +33,7 @@ pub fn messages_svg(rows: &[TableRow]) -> Result<String, Box<dyn std::error::Err
         let root = SVGBackend::with_string(&mut svg, (1280, 600)).into_drawing_area();
         root.fill(&WHITE)?;
         let root = root.titled(
-            "Messages per election when the lowest of N processes initiates (seed 003, Table 1 and Figure 8)",
+            "Messages per election when the lowest of N processes initiates (Soundarabai et al., Table 1 and Figure 8)",
             ("sans-serif", 22),
         )?;
         let (left, right) = root.split_horizontally(640);

@@ -66,9 +66,10 @@ pub fn columns(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// `table` as text.
 pub fn table_text(rows: &[TableRow]) -> String {
     let mut out = String::from(
-        "Seed 003, Table 1: N live processes, the lowest initiates, the crashed former\n\
-         coordinator is outside the set. Messages per election (heartbeats excluded), and\n\
-         the time until every process names the same leader, in message delays (T_M).\n\n",
+        "Soundarabai et al., Table 1: N live processes, the lowest initiates, the crashed\n\
+         former coordinator is outside the set. Messages per election (heartbeats\n\
+         excluded), and the time until every process names the same leader, in message\n\
+         delays (T_M, the message time: the longest a message takes).\n\n",
     );
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -126,9 +127,9 @@ pub fn table_text(rows: &[TableRow]) -> String {
         );
     }
     out.push_str(
-        "Classic: N^2-1 (equation (4)). Modified: 3N-2 (equation (1) at P=1). Ring (seed 001,\n\
-         every hop acknowledged): 4N-2. Message by message: `simulate trace --algorithm\n\
-         classic --nodes 5 --initiator 1`.\n",
+        "Classic: N^2-1 (equation (4)). Modified: 3N-2 (equation (1) at P=1). Ring (the\n\
+         lecture notes' algorithm, every hop acknowledged): 4N-2. Message by message:\n\
+         `simulate trace --algorithm classic --nodes 5 --initiator 1`.\n",
     );
     out
 }
@@ -192,14 +193,14 @@ fn tally_line(
 }
 
 /// `formulas` as text: how the measured counts compare with equations (1) and
-/// (3) over every pair, the pairs of one N in full, and the seeds' disagreements.
+/// (3) over every pair, the pairs of one N in full, and the sources' disagreements.
 pub fn formulas_text(rows: &[FormulaRow], sample_n: u64) -> String {
     let mut out = String::new();
     let max_n = rows.iter().map(|row| row.n).max().unwrap_or(0);
     let _ = writeln!(
         out,
-        "Seed 003, section 5.6: process P of N (2 <= N <= {max_n}, 1 <= P <= N) alone detects\n\
-         the crash and initiates; {} (N, P) pairs, each measured once per algorithm.\n",
+        "Soundarabai et al., section 5.6: process P of N (2 <= N <= {max_n}, 1 <= P <= N)\n\
+         alone detects the crash and initiates; {} (N, P) pairs, each measured once per algorithm.\n",
         rows.len()
     );
     let all = |_: &FormulaRow| true;
@@ -317,14 +318,14 @@ pub fn formulas_csv(rows: &[FormulaRow]) -> String {
     out
 }
 
-/// The seeds' disagreements and what the code does, as a numbered list wrapped
+/// The sources' disagreements and what the code does, as a numbered list wrapped
 /// for a terminal.
 pub fn disagreements_text() -> String {
-    let mut out = String::from("Where the seeds disagree, and what the code does:\n");
+    let mut out = String::from("Where the sources disagree, and what the code does:\n");
     for (number, item) in paper::DISAGREEMENTS.iter().enumerate() {
         let _ = writeln!(out, "\n{:>2}. {}", number + 1, item.topic);
-        out.push_str(&wrap(&format!("Seeds: {}", item.seeds), 88, "    "));
-        out.push_str(&wrap(&format!("Code:  {}", item.code), 88, "    "));
+        out.push_str(&wrap(&format!("Sources: {}", item.sources), 88, "    "));
+        out.push_str(&wrap(&format!("Code:    {}", item.code), 88, "    "));
     }
     out
 }
@@ -352,8 +353,8 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
-/// What seed 001 says of a case, for the `cases` table.
-fn seed_001_says(row: &CaseRow) -> String {
+/// What the lecture notes say of a case, for the `cases` table.
+fn lecture_notes_say(row: &CaseRow) -> String {
     match row.case {
         measure::Case::Best => format!(
             "{} msgs, {} T_M",
@@ -367,11 +368,11 @@ fn seed_001_says(row: &CaseRow) -> String {
 /// `cases` as text.
 pub fn cases_text(rows: &[CaseRow]) -> String {
     let mut out = String::from(
-        "Seed 001's best case (the second-highest notices the coordinator's crash) and\n\
-         worst case (the lowest notices), from a settled cluster 1..N led by N. Messages\n\
-         from the notice until the last election message (heartbeats excluded); time\n\
-         until every live process agrees, in message delays (T_M); depth = the longest\n\
-         chain of dependent messages.\n\n",
+        "The lecture notes' best case (the second-highest notices the coordinator's crash)\n\
+         and worst case (the lowest notices), from a settled cluster 1..N led by N.\n\
+         Messages from the notice until the last election message (heartbeats excluded);\n\
+         time until every live process agrees, in message delays (T_M, the message time:\n\
+         the longest a message takes); depth = the longest chain of dependent messages.\n\n",
     );
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -384,7 +385,7 @@ pub fn cases_text(rows: &[CaseRow]) -> String {
                 format!("{:.1}", row.report.delays),
                 row.report.depth.to_string(),
                 leader(row.report.leader),
-                seed_001_says(row),
+                lecture_notes_say(row),
                 row.report.messages.to_string(),
             ]
         })
@@ -398,7 +399,7 @@ pub fn cases_text(rows: &[CaseRow]) -> String {
             "T_M",
             "depth",
             "leader",
-            "seed 001 says",
+            "lecture notes say",
             "by kind",
         ],
         &cells,
@@ -408,10 +409,11 @@ pub fn cases_text(rows: &[CaseRow]) -> String {
         "\nBest case: classic and modified send exactly N-2 Coordinators in one message time.\n\
          The ring cannot: its token must pass every live process before anyone knows the\n\
          coordinator. Worst case: classic sends (N-2)(N+1) and agrees after 2 + (2*T_M + P_p)/T_M\n\
-         = 4.5 message times (N-1 waits out the crashed N's silence), not 5 stages;\n\
-         modified sends 3n-1 for n = N-1 live processes (equation (6), its check with the\n\
-         crashed coordinator included) but its cross-check waits out that silence after the\n\
-         handover, so it agrees later than classic.\n",
+         = 4.5 message times (N-1 waits out the crashed N's silence: twice the message time\n\
+         plus P_p, the processing time), not 5 stages; modified sends 3n-1 for n = N-1 live\n\
+         processes (equation (6), its check with the crashed coordinator included) but its\n\
+         cross-check waits out that silence after the handover, so it agrees later than\n\
+         classic.\n",
     );
     out
 }
@@ -438,9 +440,10 @@ pub fn cases_csv(rows: &[CaseRow]) -> String {
 /// `experiments` as text.
 pub fn experiments_text(rows: &[ExperimentRow], seed: u64) -> String {
     let mut out = format!(
-        "Seed 004's experiments with six dancers (the die seeded with {seed}). Messages and\n\
-         time from the experiment's trigger until everyone agrees (heartbeats excluded);\n\
-         leader changes = leaderships some dancer other than the leader followed.\n\n"
+        "The Bully Algorithm Dance's experiments with six dancers (the die seeded with\n\
+         {seed}). Messages and time from the experiment's trigger until everyone agrees\n\
+         (heartbeats excluded); leader changes = leaderships some dancer other than the\n\
+         leader followed.\n\n"
     );
     for (index, what) in EXPERIMENTS.iter().enumerate() {
         let _ = writeln!(out, "  {}. {what}", index + 1);
@@ -502,9 +505,9 @@ pub fn failover_text(rows: &[FailoverRow]) -> String {
         "Failover in practice: a settled cluster 1..N led by N; N crashes and every member\n\
          finds out by its own leader timeout (nobody is told). Messages from the crash\n\
          (heartbeats excluded, so all of them follow the first detection); time in message\n\
-         delays (T_M) from the crash to the first detection (where in the heartbeat interval\n\
-         the crash falls decides it: leader timeout minus 0 to 1 heartbeat interval), and\n\
-         from the first detection to agreement.\n\n",
+         delays (T_M, the message time) from the crash to the first detection (where in\n\
+         the heartbeat interval the crash falls decides it: leader timeout minus 0 to 1\n\
+         heartbeat interval), and from the first detection to agreement.\n\n",
     );
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -543,8 +546,8 @@ pub fn failover_text(rows: &[FailoverRow]) -> String {
     ));
     out.push_str(
         "\nWith staggering, the highest survivor's timeout fires first; with nobody live\n\
-         above it, it announces at once: seed 001's best case, N-2 messages in one message\n\
-         time, for classic and modified. Without staggering every member detects at the same\n\
+         above it, it announces at once: the lecture notes' best case, N-2 messages in one\n\
+         message time, for classic and modified. Without staggering every member detects at the same\n\
          instant and elects: O(N^2) messages (modified's Elections go to everyone, so it\n\
          sends more than classic here). The ring passes its token round whatever the order.\n",
     );

@@ -1,7 +1,7 @@
 //! The `scale` measurement: one whole election in the simulator, timed on the wall
 //! clock, so anyone can reproduce a figure of `BENCHMARKS.md`.
 //!
-//! The election is seed 003's Table 1 setting
+//! The election is the setting of Soundarabai et al.'s Table 1
 //! ([`scenario::one_initiator`]): members `1..=n`, all idle with no leader, and
 //! member 1 alone starts an election. The timed part is the whole call: building
 //! the `n` nodes, the election, and the run until its last message has landed.
@@ -66,7 +66,7 @@ pub fn render(run: &ScaleRun) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{name}, N = {}: member 1 alone starts an election among idle members 1..={} (seed 003's Table 1 setting).",
+        "{name}, N = {}: member 1 alone starts an election among idle members 1..={} (the setting of Soundarabai et al.'s Table 1).",
         run.n, run.n
     );
     let _ = writeln!(

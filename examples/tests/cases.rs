@@ -1,6 +1,7 @@
-//! `simulate cases`, `failover` and `experiments`: seed 001's best and worst
-//! cases, failover by timeout with and without staggering, and seed 004's
-//! experiments, for every algorithm.
+//! `simulate cases`, `failover` and `experiments`: the best and worst cases of the
+//! lecture notes "Election Algorithm in Distributed Systems", failover by timeout
+//! with and without staggering, and the experiments of the course exercise "Bully
+//! Algorithm Dance", for every algorithm.
 
 use bully_core::{Algorithm, MessageKind, NodeId};
 use bully_examples::measure::{self, Case};
@@ -34,7 +35,7 @@ fn best_case_the_second_highest_notices_n_minus_2_messages_in_one_message_time()
 #[test]
 fn worst_case_the_lowest_notices() {
     let rows = measure::cases(&[5, 10, 25]).unwrap();
-    // The seeds' model the cases run in: exact clocks.
+    // The sources' model the cases run in: exact clocks.
     let config = measure::config(Algorithm::Classic);
     let answer_wait =
         config.answer_timeout().as_secs_f64() / config.max_message_delay().as_secs_f64();
@@ -114,7 +115,7 @@ fn cases_prints_every_algorithm_for_each_n() {
 }
 
 #[test]
-fn seed_004_experiments_every_algorithm_crowns_the_tallest_standing_dancer() {
+fn the_dances_experiments_every_algorithm_crowns_the_tallest_standing_dancer() {
     for seed in 0..5 {
         let rows = measure::experiments(seed).unwrap();
         assert_eq!(rows.len(), 5 * 3);
@@ -136,8 +137,8 @@ fn seed_004_experiments_every_algorithm_crowns_the_tallest_standing_dancer() {
 }
 
 #[test]
-fn with_no_arguments_simulate_still_tells_seed_001s_example() {
+fn with_no_arguments_simulate_still_tells_the_lecture_notes_example() {
     let stdout = simulate(&[]);
-    assert!(stdout.starts_with("Seed 001's example"));
+    assert!(stdout.starts_with("The lecture notes' example"));
     assert!(stdout.contains("final leader: 7"));
 }

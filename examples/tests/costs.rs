@@ -1,6 +1,6 @@
 //! `simulate costs`: one election's messages and message delays per algorithm,
-//! the numbers `docs/correctness.md` quotes. Without a quorum they are the seeds'
-//! counts that `table`, `formulas`, `cases`, `failover` and `experiments` print;
+//! the numbers `docs/correctness.md` quotes. Without a quorum they are the
+//! sources' counts that `table`, `formulas`, `cases`, `failover` and `experiments` print;
 //! with one, the gate only ever adds to them.
 
 use bully_core::sim::scenario;
@@ -92,7 +92,7 @@ fn without_a_quorum_the_crash_cases_are_those_of_cases_failover_and_experiments(
         assert_eq!(row.failover.messages, failover.report.messages);
         assert_eq!(row.failover.delays, failover.report.delays);
     }
-    // Seed 004's experiment 2 is the cold start of six dancers.
+    // The Bully Algorithm Dance's experiment 2 is the cold start of six dancers.
     for algorithm in measure::ALGORITHMS {
         let config = costs::config(algorithm, Quorum::None);
         let cold = costs::cost_row(&config, 6).unwrap().cold_start;
@@ -110,8 +110,8 @@ fn with_a_majority_every_election_still_elects_the_highest_and_costs_more() {
     for (plain, gated) in plain.iter().zip(&gated) {
         let what = format!("{:?} n={}", gated.algorithm, gated.n);
         let ring = gated.algorithm == Algorithm::Ring;
-        // L2: a failover by timeout stays within the bound the configuration
-        // computes, with and without the gate.
+        // L2 (docs/correctness.md, section 1): a failover by timeout stays within
+        // the bound the configuration computes, with and without the gate.
         assert!(plain.failover.delays <= plain.failover_bound, "{what}");
         assert!(gated.failover.delays <= gated.failover_bound, "{what}");
         assert!(gated.all_agreed_on_highest(), "{what}: {gated:?}");

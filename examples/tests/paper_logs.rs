@@ -1,10 +1,11 @@
-//! Golden tests: the simulator's elections against the logs printed in seed 003
-//! (Soundarabai et al.), message by message.
+//! Golden tests: the simulator's elections against the logs printed in
+//! Soundarabai et al., "Improved Bully Election Algorithm for Distributed
+//! Systems", message by message.
 //!
 //! The paper's simulator runs one election after another and logs sends and
 //! receipts in its own order, so the logs are compared as multisets of (kind,
 //! sender, receiver), and then in order within each sender. The fixtures under
-//! `tests/fixtures/` are the paper's lines copied verbatim from the seed.
+//! `tests/fixtures/` are the paper's lines, copied verbatim.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -163,7 +164,10 @@ fn figure_6_the_modified_election_of_process_4_among_10() {
 fn figures_3_and_4_the_classic_election_of_process_4_among_10() {
     let first = paper_log::parse(FIGURES_3_4).unwrap();
     let second = paper_log::parse(FIGURES_3_4_SECOND_COPY).unwrap();
-    assert_eq!(first, second, "the seed's two copies log the same messages");
+    assert_eq!(
+        first, second,
+        "the paper's two copies log the same messages"
+    );
 
     // Every answer follows an Election the other way, except 9's answer to 5.
     let unasked: Vec<&LogMessage> = first

@@ -1,5 +1,5 @@
-//! `simulate table`, `formulas` and `plot`: seed 003's Table 1 and Figure 8 as the
-//! program prints and draws them.
+//! `simulate table`, `formulas` and `plot`: Soundarabai et al.'s Table 1 and
+//! Figure 8 as the program prints and draws them.
 
 use std::process::{Command, Output};
 
@@ -83,7 +83,7 @@ fn formulas_every_n_up_to_30_and_every_initiator() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("equation (3) (N-P+1)(N-P)+N-1: 464 of 464"));
     assert!(stdout.contains("2(N-P)+N, all pairs: 29 of 464 (exactly the pairs with P = 1)"));
-    assert!(stdout.contains("Where the seeds disagree, and what the code does:"));
+    assert!(stdout.contains("Where the sources disagree, and what the code does:"));
 }
 
 #[test]

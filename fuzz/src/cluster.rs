@@ -20,8 +20,10 @@ const MAX_ACTIONS: usize = 48;
 /// partitions, cut links, loss, duplication, jitter, time passing, wrong failure
 /// detector reports, elections and step-downs on command, messages replayed
 /// later (duplicated and delayed past the timing model), and forgeries from
-/// strangers. S1 to S3 (and, with a quorum, exclusive leadership) hold after every
-/// step; then every fault is healed, a quiet period passes, and L1 holds: every
+/// strangers. S1 to S3 (docs/correctness.md, section 1: at most one coordinator
+/// per term; terms and accepted tokens never decrease; no token below the
+/// highest accepted is followed) and, with a quorum, exclusive leadership hold
+/// after every step; then every fault is healed, a quiet period passes, and L1 holds: every
 /// live member names the highest live member (a majority of them, with a quorum;
 /// under `Preemption::Never`, any one leader), and L2: they agreed within
 /// `Config::settle_bound` of the faults stopping.

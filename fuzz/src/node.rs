@@ -1,6 +1,8 @@
 //! The `node` target: one `Node` under an arbitrary configuration and inputs,
-//! checked after every input against the sans-IO contract (S2, S3, where it
-//! sends, how much it sends, when it next wants to be woken).
+//! checked after every input against the sans-IO contract (S2: its term and
+//! highest accepted token never decrease; S3: it accepts and follows no token
+//! below that one; docs/correctness.md, section 1; where it sends, how much it
+//! sends, when it next wants to be woken).
 
 mod input;
 mod lease;

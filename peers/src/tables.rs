@@ -7,7 +7,8 @@ use crate::report::{Table, max, median, ms, ratio, thousands};
 use crate::scenario::{self, Election, Partition, PartitionRun};
 use crate::system::{System, Visit, with_system};
 
-/// One message delay: the links' bound (bully-core's default `max_message_delay`).
+/// `T_M`, the message time: one message delay, the links' bound (bully-core's
+/// default `max_message_delay`).
 pub const T_M: Duration = Duration::from_millis(20);
 
 /// Seeds per configuration and size: more where runs are cheap.

@@ -4,8 +4,8 @@
 //! agreed).
 //!
 //! Some faults keep to the timing model of docs/correctness.md (A1, bounded
-//! delay; A2, bounded drift) and some leave it: reordering within `T_M`
-//! ([`Action::Reorder`]) and clocks drifting within the configuration's ρ
+//! delay; A2, bounded drift; section 3) and some leave it: reordering within
+//! `T_M`, the message time, the longest a message takes ([`Action::Reorder`]) and clocks drifting within the configuration's ρ
 //! ([`Action::Drift`]) keep to it, so every check stays on; jitter past `T_M`
 //! ([`Action::Jitter`]), loss, partitions, wrong detector reports, restarts and
 //! a running member's clock stepping ([`Action::ClockStep`]) leave it, and the
@@ -272,7 +272,9 @@ pub struct Settle {
     /// faults left behind can end its leadership: its next heartbeat round
     /// reaches every member before any of their timers fires and, with a
     /// quorum, its lease outlasts that round's acknowledgements. Under
-    /// `Preemption::Never` it is the one that keeps leading (L1).
+    /// `Preemption::Never` it is the one that keeps leading (L1: once faults stop,
+    /// every live connected member names the same leader; docs/correctness.md,
+    /// section 1).
     pub sitting: Option<NodeId>,
     /// The leader everyone agreed on at the end, if they did.
     pub leader: Option<NodeId>,
@@ -283,7 +285,8 @@ pub struct Settle {
 }
 
 impl Settle {
-    /// Whether agreement came within the bound (the L2 property).
+    /// Whether agreement came within the bound (the L2 property: L1 within the
+    /// bound `Config` computes).
     pub fn within_bound(&self) -> bool {
         self.converged_after
             .is_some_and(|after| after <= self.bound)

@@ -1,5 +1,5 @@
-//! The safety properties of DESIGN.md, checked after every input the simulation
-//! feeds a node.
+//! The safety properties of docs/correctness.md (section 1), checked after every
+//! input the simulation feeds a node.
 //!
 //! - **S1** at most one node announces itself coordinator per term. Without a
 //!   quorum Bully promises this only among members in contact, so it is enforced
@@ -28,7 +28,7 @@
 //!   run (the work model of `work.rs`).
 //!
 //! Exclusive leadership and W1 rest on the leases, which rest on A2 (bounded
-//! drift): they are compared in real time, each member's instants converted
+//! drift; docs/correctness.md, section 3): they are compared in real time, each member's instants converted
 //! from its own clock (`clock.rs`). A clock that drifts, even beyond the bound
 //! the configuration states, keeps them enforced: that is how a test shows a
 //! drift beyond the bound breaking them. A running member's clock that *steps*

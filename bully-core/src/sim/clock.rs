@@ -4,7 +4,8 @@
 //! The simulation keeps one real (simulated) time: deliveries and timers are
 //! scheduled in it, and the checker compares in it. A member's node is given its
 //! own clock's reading instead, and that clock may run at its own rate, `1 + drift`
-//! seconds per real second (A2 in docs/correctness.md bounds `|drift|` by
+//! seconds per real second (A2, the bounded-drift assumption of
+//! docs/correctness.md, section 3, bounds `|drift|` by
 //! `Config::with_clock_drift`'s ρ), and may step forward. A timer a node arms for
 //! its own instant `T` fires at the first real instant at which its clock reads
 //! `T` or later, so `handle_timeout` always finds it due.

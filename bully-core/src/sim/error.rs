@@ -13,8 +13,9 @@ pub enum SimError {
     /// The node is crashed, so it cannot take the command.
     #[error("node {0} is crashed")]
     Crashed(NodeId),
-    /// `seed004_experiment` was asked for an experiment the seed does not describe.
-    #[error("seed 004 describes experiments 1 to 5, not {0}")]
+    /// `seed004_experiment` was asked for an experiment the Bully Algorithm
+    /// Dance does not describe.
+    #[error("the Bully Algorithm Dance describes experiments 1 to 5, not {0}")]
     UnknownExperiment(u8),
     /// The node configuration was rejected.
     #[error(transparent)]

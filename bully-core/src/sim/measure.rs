@@ -41,8 +41,8 @@ impl Simulation {
         self.lost
     }
 
-    /// The longest causal chain of messages since the last reset: the seeds'
-    /// "sequential (dependent) messages". Heartbeats are not counted in chains.
+    /// The longest causal chain of messages since the last reset: the Bully
+    /// Algorithm Dance's "sequential (dependent) messages". Heartbeats are not counted in chains.
     pub fn max_depth(&self) -> u64 {
         self.max_depth
     }
@@ -118,7 +118,8 @@ impl Simulation {
             .map(|slot| slot.id)
     }
 
-    /// Safety violations seen so far (S1 to S3, see [`Violation`]).
+    /// Safety violations seen so far (S1 to S3 of docs/correctness.md, section 1;
+    /// see [`Violation`]).
     pub fn violations(&self) -> &[Violation] {
         self.checker.violations()
     }
@@ -142,7 +143,8 @@ impl Simulation {
     }
 
     /// How many times, with a quorum, a member's work started while another
-    /// member's might still run (the work model of W1; a violation unless a
+    /// member's might still run (the work model of W1, docs/correctness.md,
+    /// section 1; a violation unless a
     /// running member's clock stepped: see [`clock_stepped`](Self::clock_stepped)).
     pub fn work_overlaps(&self) -> u64 {
         self.checker.work_overlaps()

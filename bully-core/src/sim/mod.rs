@@ -20,7 +20,7 @@
 //! use bully_core::sim::Simulation;
 //! use bully_core::{Config, NodeId};
 //!
-//! // Seed 001's example: processes 1..7, 7 leads; 7 crashes and 4 notices.
+//! // The lecture notes' example: processes 1..7, 7 leads; 7 crashes and 4 notices.
 //! let mut sim = Simulation::new(1, (1..=7).map(NodeId), Config::default())?;
 //! sim.start_all();
 //! sim.run_for(sim.settle_bound());
@@ -160,10 +160,10 @@ pub struct Simulation {
 impl Simulation {
     /// A cluster of `members`, all running `config`, none started, every link
     /// reliable with a delay of exactly `config.max_message_delay()` (one "message
-    /// time" of the seeds).
+    /// transmission time" of the lecture notes).
     ///
-    /// A member is down until it is started ([`start`](Self::start)), as seed
-    /// 004's seated dancers are: what is sent to it is lost and it fires no timer.
+    /// A member is down until it is started ([`start`](Self::start)), as the Bully
+    /// Algorithm Dance's seated dancers are: what is sent to it is lost and it fires no timer.
     /// Its node exists already, so [`node`](Self::node) shows it and
     /// [`command`](Self::command) can configure it (a membership change before
     /// the start, say); [`wake`](Self::wake) brings it up without starting it.

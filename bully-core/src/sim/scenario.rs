@@ -1,7 +1,10 @@
-//! The seeds' scenarios, measured: the election that Table 1 of seed 003 counts,
-//! seed 001's best and worst cases, a failover that every member detects by
-//! timeout, and seed 004's experiments. Tests assert on these and the `simulate`
-//! program prints them, so both report the same runs.
+//! The sources' scenarios (README.md, "Sources"), measured: the election that
+//! Table 1 of Soundarabai et al. ("Improved Bully Election Algorithm for
+//! Distributed Systems") counts, the best and worst cases of the lecture notes
+//! "Election Algorithm in Distributed Systems", a failover that every member
+//! detects by timeout, and the experiments of the course exercise "Bully
+//! Algorithm Dance". Tests assert on these and the `simulate` program prints
+//! them, so both report the same runs.
 
 use std::time::Duration;
 
@@ -22,9 +25,10 @@ pub struct ElectionReport {
     /// election's cost.
     pub messages: MessageCounts,
     /// Time from the trigger until every live member named the same leader, in
-    /// message delays (T_M).
+    /// message delays (T_M, the message time: the longest a message takes).
     pub delays: f64,
-    /// The longest chain of dependent messages (seed 004's "elapsed time" measure).
+    /// The longest chain of dependent messages (the Bully Algorithm Dance's
+    /// "elapsed time" measure).
     pub depth: u64,
     /// The leader everyone agreed on, if they did.
     pub leader: Option<NodeId>,
@@ -45,7 +49,7 @@ pub fn members(n: u64) -> impl Iterator<Item = NodeId> {
     (1..=n).map(NodeId)
 }
 
-/// Seed 003's Table 1 setting: `n` live members `1..=n` with no leader (the crashed
+/// The setting of Soundarabai et al.'s Table 1: `n` live members `1..=n` with no leader (the crashed
 /// former coordinator is outside the set), and member `initiator` alone starts an
 /// election.
 pub fn one_initiator(
@@ -57,7 +61,8 @@ pub fn one_initiator(
 }
 
 /// [`one_initiator`] with the trace on, handing back the simulation too: its trace
-/// is the election's message log (seed 003's Figures 3, 4 and 6 are such logs).
+/// is the election's message log (Soundarabai et al.'s figures 3, 4 and 6 are
+/// such logs).
 pub fn one_initiator_traced(
     config: &Config,
     n: u64,
@@ -134,14 +139,16 @@ pub fn detection_run(
     Ok((report, sim))
 }
 
-/// Seed 001's best case: the second-highest member notices that the leader
-/// crashed. The seeds expect `N - 2` Coordinator messages in one message time.
+/// The lecture notes' best case: the second-highest member notices that the
+/// leader crashed. The notes expect `N - 2` Coordinator messages in one message
+/// time.
 pub fn best_case(config: &Config, n: u64) -> Result<ElectionReport, SimError> {
     detection(config, n, &[NodeId(n)], &[NodeId(n - 1)])
 }
 
-/// Seed 001's worst case: the lowest member notices that the leader crashed. The
-/// seeds expect `O(N^2)` messages and "approximately 5 message transmission times".
+/// The lecture notes' worst case: the lowest member notices that the leader
+/// crashed. The notes expect `O(N^2)` messages and "approximately 5 message
+/// transmission times".
 pub fn worst_case(config: &Config, n: u64) -> Result<ElectionReport, SimError> {
     detection(config, n, &[NodeId(n)], &[NodeId(1)])
 }
@@ -179,7 +186,7 @@ fn failover_run(
     Ok((report, sim))
 }
 
-/// One run of a seed 004 experiment: what it cost, whom the die picked, and the
+/// One run of an experiment of the Bully Algorithm Dance: what it cost, whom the die picked, and the
 /// simulation itself, so a run can be re-checked (its trace, its nodes).
 #[derive(Debug)]
 #[non_exhaustive]
@@ -197,8 +204,10 @@ pub struct Seed004Run {
     pub sim: Simulation,
 }
 
-/// Seed 004's experiments with six dancers (`number` 1 to 5). `seed` plays the die;
-/// the run says which dancers it picked.
+/// The experiments of the course exercise "Bully Algorithm Dance" with six
+/// dancers (`number` 1 to 5; the name keeps the exercise's old number, 004 in
+/// README.md's "Sources"). `seed` plays the die; the run says which dancers it
+/// picked.
 ///
 /// 1. Start-up from everyone sitting, one dancer at a time in a random order (a
 ///    dancer not yet started is down, as a seated dancer is).

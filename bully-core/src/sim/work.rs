@@ -1,4 +1,4 @@
-//! W1 (docs/correctness.md): with a quorum, the work a leader does while it
+//! W1 (docs/correctness.md, section 1): with a quorum, the work a leader does while it
 //! leads stops before any other member's work starts.
 //!
 //! The simulator models the work as the drivers and `bully-agent` run it. A

@@ -67,7 +67,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         "killed"
     };
     println!(
-        "{} nodes on loopback UDP; heartbeat {} ms, leader timeout {} ms, T_M {} ms, P_p {} ms",
+        "{} nodes on loopback UDP; heartbeat {} ms, leader timeout {} ms, message time T_M {} ms, processing time P_p {} ms",
         cli.nodes,
         config.heartbeat_interval().as_millis(),
         config.leader_timeout().as_millis(),

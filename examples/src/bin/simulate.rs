@@ -1,9 +1,12 @@
-//! Runs the seeds' scenarios in the deterministic simulator, and reproduces seed
-//! 003's Table 1, equations, logs and Figure 8, seed 001's best and worst cases,
-//! and seed 004's experiments.
+//! Runs the sources' scenarios (README.md, "Sources") in the deterministic
+//! simulator, and reproduces Table 1, the equations, logs and Figure 8 of
+//! Soundarabai et al., "Improved Bully Election Algorithm for Distributed
+//! Systems"; the best and worst cases of the lecture notes "Election Algorithm in
+//! Distributed Systems"; and the experiments of the course exercise "Bully
+//! Algorithm Dance".
 //!
-//! With no arguments: seed 001's seven-process example, as a timeline and a Mermaid
-//! sequence diagram. `simulate help` lists the other commands.
+//! With no arguments: the lecture notes' seven-process example, as a timeline and
+//! a Mermaid sequence diagram. `simulate help` lists the other commands.
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
@@ -39,11 +42,12 @@ enum Format {
 /// An algorithm, as named on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum AlgorithmArg {
-    /// Garcia-Molina's Bully (seeds 000, 001, 002, 004).
+    /// Garcia-Molina's Bully (the tutorial, the lecture notes, Wikipedia, the
+    /// Bully Algorithm Dance).
     Classic,
-    /// Soundarabai et al.'s modified Bully (seed 003).
+    /// Soundarabai et al.'s modified Bully.
     Modified,
-    /// The ring algorithm (seed 001).
+    /// The ring algorithm (the lecture notes).
     Ring,
 }
 
@@ -62,7 +66,7 @@ impl From<AlgorithmArg> for Algorithm {
 enum QuorumArg {
     /// `Quorum::Majority`.
     Majority,
-    /// `Quorum::None` (the seeds' semantics).
+    /// `Quorum::None` (the sources' semantics).
     None,
     /// Both, majority first.
     Both,
@@ -133,13 +137,14 @@ impl From<CostQuorumArg> for Quorum {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Seed 001's example: 7 crashes, 4 notices, 6 wins, 7 recovers and takes over.
+    /// The lecture notes' example: 7 crashes, 4 notices, 6 wins, 7 recovers and
+    /// takes over.
     Example {
         /// Simulator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Seed 003's Table 1, measured per algorithm against the paper's.
+    /// Soundarabai et al.'s Table 1, measured per algorithm against the paper's.
     ///
     /// N live processes, the lowest initiates, the crashed former coordinator is
     /// outside the set. Messages per algorithm against the paper's, and the time to
@@ -156,10 +161,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Every N and initiator P against seed 003's equations (1) and (3).
+    /// Every N and initiator P against Soundarabai et al.'s equations (1) and (3).
     ///
     /// Every N up to --max-n and every initiator P: measured counts against the
-    /// paper's equations (1) and (3), and the list of places where the seeds
+    /// paper's equations (1) and (3), and the list of places where the sources
     /// disagree and what the code does.
     Formulas {
         /// The largest N.
@@ -173,7 +178,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Seed 001's best and worst cases, per algorithm.
+    /// The lecture notes' best and worst cases, per algorithm.
     ///
     /// Best: the second-highest notices the coordinator's crash. Worst: the lowest
     /// notices.
@@ -187,7 +192,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Seed 004's experiments 1 to 5 with six dancers, per algorithm.
+    /// The Bully Algorithm Dance's experiments 1 to 5 with six dancers, per
+    /// algorithm.
     Experiments {
         /// Seed of the die (who stands up when, who notices).
         #[arg(long, default_value_t = 1)]
@@ -239,7 +245,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Draws messages against N as an SVG, like seed 003's Figure 8.
+    /// Draws messages against N as an SVG, like Soundarabai et al.'s Figure 8.
     ///
     /// N from 5 to 100 in steps of 5, the three algorithms, Table 1's values marked;
     /// a linear and a logarithmic panel.
@@ -247,7 +253,7 @@ enum Command {
         /// Where to write the SVG.
         file: PathBuf,
     },
-    /// One election's message log, like seed 003's Figures 3, 4 and 6.
+    /// One election's message log, like Soundarabai et al.'s Figures 3, 4 and 6.
     ///
     /// The paper's log format by default; --mermaid for a Mermaid sequence
     /// diagram, --timeline for the messages with their times in message delays.
@@ -270,8 +276,9 @@ enum Command {
     },
     /// What one election costs, per algorithm, with or without a quorum.
     ///
-    /// Messages and message delays over every initiator of seed 003's setting
-    /// (fewest, mean, most, slowest), seed 001's best and worst cases, a failover
+    /// Messages and message delays over every initiator of the setting of
+    /// Soundarabai et al.'s Table 1 (fewest, mean, most, slowest), the lecture
+    /// notes' best and worst cases, a failover
     /// by timeout and a cold start. `docs/correctness.md` quotes it.
     Costs {
         /// Process counts, comma-separated.
@@ -363,7 +370,7 @@ fn table(nodes: &[u64], format: Format) -> Result {
         Ok(())
     } else {
         Err(format!(
-            "measured counts differ from seed 003's Table 1 at N = {}",
+            "measured counts differ from Soundarabai et al.'s Table 1 at N = {}",
             mismatched.join(", ")
         )
         .into())
@@ -479,11 +486,11 @@ fn trace(
     );
     match algorithm {
         Algorithm::Classic => println!(
-            "# Seed 003's equation (3), (N-P+1)(N-P)+N-1 = {}.",
+            "# Soundarabai et al.'s equation (3), (N-P+1)(N-P)+N-1 = {}.",
             paper::equation_3(nodes, initiator)
         ),
         Algorithm::Modified => println!(
-            "# Seed 003's equation (1), 2(N-P)+N = {}; with the P-1 Elections to lower processes its Figure 6 shows: {}.",
+            "# Soundarabai et al.'s equation (1), 2(N-P)+N = {}; with the P-1 Elections to lower processes its Figure 6 shows: {}.",
             paper::equation_1(nodes, initiator),
             paper::modified_implementation(nodes, initiator),
         ),
@@ -514,16 +521,16 @@ fn scale(algorithm: Algorithm, nodes: u64) -> Result {
 }
 
 fn example(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
-    // The seeds' model: "when P recovers, it starts an election" at once, and
+    // The sources' model: "when P recovers, it starts an election" at once, and
     // the clocks are exact (ρ = 0: the answer timeout is the bare round trip).
     let config = Config::default()
         .with_staggered_start(false)
         .with_clock_drift(0.0);
     let mut sim = Simulation::new(seed, (1..=7).map(NodeId), config.clone())?;
     sim.enable_trace();
-    println!("Seed 001's example: processes 1..7, classic Bully.");
+    println!("The lecture notes' example: processes 1..7, classic Bully.");
     println!(
-        "One message time (T_M) = {:?}; an unanswered Election is given up after 2*T_M + P_p = {:?}.\n",
+        "One message time (T_M, the longest a message takes) = {:?}; an unanswered Election is given up after 2*T_M + P_p (P_p: the processing time) = {:?}.\n",
         sim.message_delay(),
         config.answer_timeout()
     );

@@ -98,7 +98,7 @@ impl WebSim {
     /// The "Bully Algorithm Dance"'s experiment `number` (1 to 5) under these settings (JSON).
     pub fn preset(number: u8, settings: &str) -> Result<WebSim, JsError> {
         let settings: Settings = serde_json::from_str(settings).map_err(json_error)?;
-        let scenario = presets::seed004(number, &settings).map_err(js)?;
+        let scenario = presets::dance_experiment(number, &settings).map_err(js)?;
         let session = Session::from_scenario(&scenario).map_err(js)?;
         Ok(WebSim { session })
     }

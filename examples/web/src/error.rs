@@ -53,7 +53,8 @@ pub enum WebError {
     /// The initiators box.
     #[error("initiators: {0}")]
     Initiators(String),
-    /// The page's clock ends here, so that a saved scenario always replays quickly.
+    /// The page's clock ends here, so that a saved scenario always replays quickly
+    /// (in T_M: message times, the longest a message takes).
     #[error(
         "the page's clock stops at {MAX_TIME_TM} T_M ({} s of simulated time): Save the scenario or start a new cluster",
         MAX_TIME_US / 1_000_000

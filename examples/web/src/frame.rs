@@ -28,7 +28,8 @@ pub struct Frame {
     pub election_messages: u64,
     /// Messages lost or blocked since the episode began.
     pub lost: u64,
-    /// Time since the episode began, in message delays (T_M).
+    /// Time since the episode began, in message delays (T_M, the message time: the
+    /// longest a message takes).
     pub delays: f64,
     /// The longest chain of dependent messages since the episode began.
     pub depth: u64,
@@ -47,7 +48,9 @@ pub struct Frame {
     pub groups: Vec<Vec<u64>>,
     /// Actions still to come (a preset's script).
     pub pending: usize,
-    /// Safety violations the simulator's checker saw (S1 to S3): none, always.
+    /// Safety violations the simulator's checker saw (S1 to S3 of
+    /// docs/correctness.md, section 1: one leader per term, terms and tokens never
+    /// go back): none, always.
     pub violations: usize,
     /// The measured count beside the sources' formulas, once something happened.
     pub explanation: Option<Explanation>,

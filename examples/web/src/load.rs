@@ -67,6 +67,7 @@ pub(crate) fn scenario(text: &str) -> Result<Scenario, WebError> {
     for (index, value) in list.iter().enumerate() {
         let place = format!("action {}", index + 1);
         let timed = action(value, &place, settings.n)?;
+        // Times are told in T_M, message times (the longest a message takes).
         if let Some(before) = actions.last() {
             if timed.at_us < before.at_us {
                 return Err(WebError::scenario(

@@ -17,7 +17,7 @@ use crate::session::micros;
 /// The dance's dancers.
 pub const DANCERS: u64 = 6;
 
-/// What each experiment is, in the seed's words.
+/// What each experiment is, in the dance's words.
 pub const TITLES: [&str; 5] = [
     "1. Everyone sits; dancers stand up one at a time, in a random order",
     "2. Everyone stands up at once",
@@ -28,7 +28,7 @@ pub const TITLES: [&str; 5] = [
 
 /// Experiment `number` (1 to 5) of the "Bully Algorithm Dance" under `settings` (its `n` is set to
 /// six dancers), with `settings.seed` playing the die.
-pub fn seed004(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
+pub fn dance_experiment(number: u8, settings: &Settings) -> Result<Scenario, WebError> {
     let settings = Settings {
         n: DANCERS,
         ..settings.clone()

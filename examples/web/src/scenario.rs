@@ -13,8 +13,8 @@ use crate::error::WebError;
 /// The largest cluster the page draws.
 pub const MAX_MEMBERS: u64 = 64;
 
-/// One message time (T_M) in microseconds: the simulator's link delay, bully-core's
-/// default `Config::max_message_delay` (20 ms).
+/// One message time (T_M, the longest a message takes) in microseconds: the
+/// simulator's link delay, bully-core's default `Config::max_message_delay` (20 ms).
 pub const MESSAGE_DELAY_US: u64 = 20_000;
 
 /// The page's clock stops here, in message times: 400 s of simulated time. A
@@ -123,7 +123,8 @@ impl Settings {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlgorithmChoice {
-    /// Garcia-Molina's Bully (seeds 000, 002, 004).
+    /// Garcia-Molina's Bully (the tutorial "What is Bully Algorithm", Wikipedia's
+    /// "Bully algorithm", the "Bully Algorithm Dance").
     #[default]
     Classic,
     /// Soundarabai et al.'s modified Bully.

@@ -151,7 +151,7 @@ impl Session {
         micros(self.sim.elapsed())
     }
 
-    /// One message time (T_M), in microseconds.
+    /// One message time (T_M, the longest a message takes), in microseconds.
     pub fn delay_us(&self) -> u64 {
         micros(self.sim.message_delay())
     }

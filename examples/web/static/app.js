@@ -170,6 +170,8 @@ function togglePlay() {
   status(playing ? 'Playing.' : 'Paused.');
 }
 
+// Times on the page are told in T_M, message times: one message time is the
+// longest a message takes (the simulator's link delay).
 function step() {
   if (!sim || loading) return;
   setPlaying(false);

@@ -187,14 +187,14 @@ fn a_saved_scenario_reloads_to_the_same_state_even_between_two_messages_of_one_i
 }
 
 #[test]
-fn seed_004s_experiments_on_the_page_cost_what_the_simulator_measures() {
+fn the_dances_experiments_on_the_page_cost_what_the_simulator_measures() {
     for number in 2..=5 {
         for seed in 0..4 {
             let settings = Settings {
                 seed,
                 ..Settings::default()
             };
-            let scenario = bully_web::presets::seed004(number, &settings).unwrap();
+            let scenario = bully_web::presets::dance_experiment(number, &settings).unwrap();
             let mut session = Session::from_scenario(&scenario).unwrap();
             assert!(session.run_to_end().unwrap());
             let measured = scenario::seed004_experiment(&settings.config(), number, seed).unwrap();
@@ -226,6 +226,6 @@ fn bad_requests_are_refused_and_change_nothing() {
     assert!(session.act(Action::Elect { node: 2 }).is_err(), "2 is down");
     assert!(session.act(Action::Notice { node: 6 }).is_err(), "no 6");
     assert!(session.act(Action::Isolate { group: vec![1, 9] }).is_err());
-    assert!(bully_web::presets::seed004(6, &Settings::default()).is_err());
+    assert!(bully_web::presets::dance_experiment(6, &Settings::default()).is_err());
     assert_eq!((session.frame(), session.scenario()), before);
 }

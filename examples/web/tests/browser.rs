@@ -422,6 +422,7 @@ async fn the_freeze_guard_refuses_1e10_us_at_once_and_replays_the_longest_scenar
         .unwrap();
     println!("a scenario at 1e10 µs refused in {ms:.1} ms");
     let (notice, visible) = page.notice().await;
+    // T_M: one message time, the longest a message takes (20 ms).
     assert!(
         visible && notice.contains("the page's clock stops at 20000 T_M"),
         "{notice}"

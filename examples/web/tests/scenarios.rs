@@ -82,7 +82,8 @@ fn settings_out_of_the_pages_range_are_named_with_the_range() {
 
 #[test]
 fn times_past_the_pages_clock_are_refused_before_anything_runs() {
-    // 1e10 µs froze the page for 6 to 11 s before it had a limit.
+    // 1e10 µs froze the page for 6 to 11 s before it had a limit. T_M: one
+    // message time, the longest a message takes (20 ms).
     let said = refused(&with_actions("[]", 10_000_000_000));
     assert!(
         said.contains("now_us: 10000000000 µs is 500000 T_M; the page's clock stops at 20000 T_M"),

@@ -1,5 +1,6 @@
-//! Seed 003 (Soundarabai et al., "Improved Bully Election Algorithm"): its Table 1
-//! and its section 5.6 equations, from the simulator.
+//! Soundarabai et al., "Improved Bully Election Algorithm for Distributed
+//! Systems" (README.md, "Sources"): its Table 1 and its section 5.6 equations,
+//! from the simulator.
 //!
 //! Table 1's setting: `N` live processes, the lowest initiates, the crashed former
 //! coordinator is outside the set.

@@ -1,12 +1,13 @@
-//! Seed 001's example (processes 1..7) and its best and worst cases, in the
-//! simulator, with the message counts and turnaround times the seed discusses.
+//! The lecture notes "Election Algorithm in Distributed Systems" (README.md,
+//! "Sources"): their example (processes 1..7) and their best and worst cases, in
+//! the simulator, with the message counts and turnaround times the notes discuss.
 #![cfg(feature = "sim")]
 
 use bully_core::sim::Simulation;
 use bully_core::sim::scenario::{self, ElectionReport};
 use bully_core::{Config, MessageKind, NodeId, Role};
 
-/// The seeds' model: a process that recovers starts an election at once.
+/// The lecture notes' model: a process that recovers starts an election at once.
 fn config() -> Config {
     Config::default().with_staggered_start(false)
 }
@@ -162,9 +163,11 @@ fn worst_case_the_lowest_notices_quadratic_messages_about_five_message_times() {
             report.messages
         );
         assert_eq!(report.total(), (n - 2) * (n + 1));
-        // Seed 001: "approximately 5 message transmission times". Here: 1's
-        // Election reaches n-1 (1), n-1 waits out the crashed n's answer
-        // (2*T_M + P_p), and its Coordinator arrives (1).
+        // The lecture notes: "approximately 5 message transmission times". Here:
+        // 1's Election reaches n-1 (1), n-1 waits out the crashed n's answer
+        // (2*T_M + P_p, with T_M the message time, the longest a message takes,
+        // and P_p the processing time, the longest before a reply leaves), and
+        // its Coordinator arrives (1).
         let expected = 2.0 + config.answer_timeout().as_secs_f64() / t_m;
         assert!(
             (report.delays - expected).abs() < 1e-9,

@@ -74,7 +74,7 @@ pub enum Message {
         /// The election's term.
         term: Term,
     },
-    /// "I am alive and higher than you" ("OK" in the seeds), in reply to an
+    /// "I am alive and higher than you" ("OK" in the tutorial and Wikipedia), in reply to an
     /// [`Message::Election`] of the same term. Also the per-hop acknowledgement of
     /// the ring algorithm.
     Answer {
@@ -265,7 +265,7 @@ impl MessageKind {
         MessageKind::ProbeReply,
     ];
 
-    /// The kind's name as the seeds write it.
+    /// The kind's name as the sources write it.
     pub fn name(self) -> &'static str {
         match self {
             MessageKind::Election => "Election",

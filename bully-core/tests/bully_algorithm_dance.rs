@@ -19,7 +19,7 @@ fn dance_model() -> Config {
 #[test]
 fn experiment_1_one_dancer_at_a_time_every_new_tallest_takes_the_crown() {
     for seed in 0..THROWS {
-        let run = scenario::seed004_experiment(&dance_model(), 1, seed).unwrap();
+        let run = scenario::dance_experiment(&dance_model(), 1, seed).unwrap();
         // The run says in which order the dancers stood up.
         let order = &run.order;
         let mut sorted = order.clone();
@@ -75,7 +75,7 @@ fn a_seated_dancer_answers_nothing_so_the_tallest_standing_one_is_crowned() {
 
 #[test]
 fn experiment_2_all_at_once_dancer_6_is_crowned_once() {
-    let report = scenario::seed004_experiment(&dance_model(), 2, 0)
+    let report = scenario::dance_experiment(&dance_model(), 2, 0)
         .unwrap()
         .report;
     assert_eq!(report.leader, Some(NodeId(6)));
@@ -90,7 +90,7 @@ fn experiment_2_all_at_once_dancer_6_is_crowned_once() {
 #[test]
 fn experiment_3_leader_sits_down_and_one_dancer_notices() {
     for seed in 0..THROWS {
-        let report = scenario::seed004_experiment(&dance_model(), 3, seed)
+        let report = scenario::dance_experiment(&dance_model(), 3, seed)
             .unwrap()
             .report;
         assert_eq!(report.leader, Some(NodeId(5)), "seed {seed}");
@@ -107,7 +107,7 @@ fn experiment_3_leader_sits_down_and_one_dancer_notices() {
 #[test]
 fn experiment_4_leader_sits_down_and_two_dancers_notice_at_once() {
     for seed in 0..THROWS {
-        let report = scenario::seed004_experiment(&dance_model(), 4, seed)
+        let report = scenario::dance_experiment(&dance_model(), 4, seed)
             .unwrap()
             .report;
         assert_eq!(report.leader, Some(NodeId(5)), "seed {seed}");
@@ -121,7 +121,7 @@ fn experiment_4_leader_sits_down_and_two_dancers_notice_at_once() {
 #[test]
 fn experiment_5_leader_and_another_sit_down_and_one_notices() {
     for seed in 0..THROWS {
-        let report = scenario::seed004_experiment(&dance_model(), 5, seed)
+        let report = scenario::dance_experiment(&dance_model(), 5, seed)
             .unwrap()
             .report;
         let mut die = ChaCha8Rng::seed_from_u64(seed);
@@ -144,5 +144,5 @@ fn experiment_5_leader_and_another_sit_down_and_one_notices() {
 
 #[test]
 fn the_dance_scripts_no_experiment_6() {
-    assert!(scenario::seed004_experiment(&dance_model(), 6, 0).is_err());
+    assert!(scenario::dance_experiment(&dance_model(), 6, 0).is_err());
 }

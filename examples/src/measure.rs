@@ -222,7 +222,7 @@ pub fn experiments(seed: u64) -> Result<Vec<ExperimentRow>, SimError> {
             rows.push(ExperimentRow {
                 number,
                 algorithm,
-                report: scenario::seed004_experiment(&config(algorithm), number, seed)?.report,
+                report: scenario::dance_experiment(&config(algorithm), number, seed)?.report,
             });
         }
     }

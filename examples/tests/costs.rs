@@ -96,7 +96,7 @@ fn without_a_quorum_the_crash_cases_are_those_of_cases_failover_and_experiments(
     for algorithm in measure::ALGORITHMS {
         let config = costs::config(algorithm, Quorum::None);
         let cold = costs::cost_row(&config, 6).unwrap().cold_start;
-        let experiment = scenario::seed004_experiment(&config, 2, 1).unwrap();
+        let experiment = scenario::dance_experiment(&config, 2, 1).unwrap();
         assert_eq!(cold.messages, experiment.report.messages, "{algorithm:?}");
         assert_eq!(cold.depth, experiment.report.depth, "{algorithm:?}");
         assert_eq!(cold.leader, Some(NodeId(6)));

@@ -1,17 +1,20 @@
-//! Classic Bully (Garcia-Molina 1982, as seeds 000, 001, 002 and 004 tell it).
+//! Classic Bully (Garcia-Molina 1982, as the tutorial "What is Bully
+//! Algorithm", the lecture notes "Election Algorithm in Distributed Systems",
+//! Wikipedia's "Bully algorithm" and the Bully Algorithm Dance tell it).
 //!
-//! The choices the seeds leave open, made here:
+//! The choices the sources leave open, made here:
 //!
 //! 1. Election goes to higher ids only, and not to members the failure detector
 //!    suspects; a node with no live higher member announces Coordinator at once.
-//!    When the second-highest member notices the leader's crash this is seed 001's
-//!    best case: `N - 2` messages in one message time.
+//!    When the second-highest member notices the leader's crash this is the lecture
+//!    notes' best case: `N - 2` messages in one message time.
 //! 2. A node that receives Election from a lower id answers, and starts its own
-//!    election unless it already runs one in that term (seeds 003, 004): "at most
-//!    one election per term".
+//!    election unless it already runs one in that term (Soundarabai et al., the Bully Algorithm Dance): "at most one
+//!    election per term".
 //! 3. A candidate that was answered but hears no Coordinator within
-//!    `coordinator_timeout` restarts its election in a new term (seeds 000/002). It
-//!    does not crown itself as seed 004's rule 5 has the dancer do: a member that
+//!    `coordinator_timeout` restarts its election in a new term (the tutorial, Wikipedia).
+//!    It does not crown itself as step 5 of the Bully Algorithm Dance has the
+//!    dancer do: a member that
 //!    answered was alive a moment ago, and a lower member crowning itself over it
 //!    would only be deposed again (choice 5), costing two rounds of Coordinator
 //!    broadcasts and a leadership that never should have been; restarting asks the
@@ -141,7 +144,7 @@ impl Node {
         }
         match self.phase {
             Phase::Electing { term: running } if running == term => {
-                // Seed 000: "sends no further messages for this election and waits
+                // The tutorial "What is Bully Algorithm": "sends no further messages for this election and waits
                 // for a Victory message".
                 self.phase = Phase::AwaitingCoordinator { term };
                 self.timers.stop(Timer::Answer);

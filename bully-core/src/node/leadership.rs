@@ -333,7 +333,7 @@ impl Node {
     }
 
     /// Records this node's own leadership of `token` and tells every member the
-    /// detector does not suspect (seed 001's best case: `N - 2` messages when the
+    /// detector does not suspect (the best case of the lecture notes "Election Algorithm in Distributed Systems": `N - 2` messages when the
     /// crashed leader is suspected). Suspected members still get heartbeats, which
     /// is how one that comes back learns who leads.
     pub(super) fn announce(&mut self, now: Instant, token: FencingToken) {

@@ -1,4 +1,5 @@
-//! Modified Bully (Soundarabai et al., seed 003): one election at a time.
+//! Modified Bully (Soundarabai et al., "Improved Bully Election Algorithm for
+//! Distributed Systems"): one election at a time.
 //!
 //! The initiator sends Election to every live member, which raises their election
 //! flag (no member starts an election of its own while its flag is up) and clears
@@ -21,7 +22,7 @@
 //!   it has answered, nobody higher can, and it hands over at once.
 //! - **Nobody above.** An initiator with no live member above it announces at
 //!   once, without the Election round, as classic Bully's highest member does.
-//!   This is what makes a staggered failover cost seed 001's best case, `N - 2`.
+//!   This is what makes a staggered failover cost the lecture notes' best case, `N - 2`.
 //! - **Counting.** Elections go to lower members too (the paper's Figure 6 log
 //!   shows `4 -> 1, 2, 3`), so an election started by member `P` of `N` costs
 //!   `(N-1) + (N-P) + 1 + (N-1) = 3N - P - 1` messages: `3N - 2` for `P = 1`, the

@@ -1,4 +1,5 @@
-//! The ring algorithm (seed 001): members sit in a logical ring in id order; the
+//! The ring algorithm (the lecture notes "Election Algorithm in Distributed
+//! Systems"): members sit in a logical ring in id order; the
 //! initiator sends a token to its successor, each live member adds its id and
 //! passes it on, and when the token is back the initiator sends a second pass
 //! round the live members telling each the coordinator (the highest id collected)

@@ -13,7 +13,7 @@ pub enum SimError {
     /// The node is crashed, so it cannot take the command.
     #[error("node {0} is crashed")]
     Crashed(NodeId),
-    /// `seed004_experiment` was asked for an experiment the Bully Algorithm
+    /// `dance_experiment` was asked for an experiment the Bully Algorithm
     /// Dance does not describe.
     #[error("the Bully Algorithm Dance describes experiments 1 to 5, not {0}")]
     UnknownExperiment(u8),

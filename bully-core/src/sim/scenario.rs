@@ -190,7 +190,7 @@ fn failover_run(
 /// simulation itself, so a run can be re-checked (its trace, its nodes).
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Seed004Run {
+pub struct DanceRun {
     /// What the election cost.
     pub report: ElectionReport,
     /// Experiment 1: the order in which the dancers stood up; empty otherwise.
@@ -220,7 +220,7 @@ pub struct Seed004Run {
 /// use bully_core::Config;
 /// use bully_core::sim::scenario;
 ///
-/// let run = scenario::seed004_experiment(&Config::default(), 5, 7)?;
+/// let run = scenario::dance_experiment(&Config::default(), 5, 7)?;
 /// // Re-check the run: the dancers that sat down are down, the others agree.
 /// for &id in &run.crashed {
 ///     assert!(!run.sim.is_up(id));
@@ -229,7 +229,7 @@ pub struct Seed004Run {
 /// assert_eq!(run.sim.agreed_leader(), run.report.leader);
 /// # Ok::<(), bully_core::sim::SimError>(())
 /// ```
-pub fn seed004_experiment(config: &Config, number: u8, seed: u64) -> Result<Seed004Run, SimError> {
+pub fn dance_experiment(config: &Config, number: u8, seed: u64) -> Result<DanceRun, SimError> {
     const DANCERS: u64 = 6;
     let leader = NodeId(DANCERS);
     let mut die = ChaCha8Rng::seed_from_u64(seed);
@@ -237,7 +237,7 @@ pub fn seed004_experiment(config: &Config, number: u8, seed: u64) -> Result<Seed
     others.shuffle(&mut die);
     let detect = |crashed: Vec<NodeId>, noticers: Vec<NodeId>| {
         let (report, sim) = detection_run(config, DANCERS, &crashed, &noticers)?;
-        Ok(Seed004Run {
+        Ok(DanceRun {
             report,
             order: Vec::new(),
             crashed,
@@ -258,7 +258,7 @@ pub fn seed004_experiment(config: &Config, number: u8, seed: u64) -> Result<Seed
                 }
                 Ok(())
             })?;
-            Ok(Seed004Run {
+            Ok(DanceRun {
                 report,
                 order,
                 crashed: Vec::new(),
@@ -272,7 +272,7 @@ pub fn seed004_experiment(config: &Config, number: u8, seed: u64) -> Result<Seed
                 sim.start_all();
                 Ok(())
             })?;
-            Ok(Seed004Run {
+            Ok(DanceRun {
                 report,
                 order: Vec::new(),
                 crashed: Vec::new(),

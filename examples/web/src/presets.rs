@@ -1,5 +1,5 @@
 //! The "Bully Algorithm Dance"'s five experiments with six dancers, as scenarios the page loads with
-//! one click. Each is the script `bully_core::sim::scenario::seed004_experiment`
+//! one click. Each is the script `bully_core::sim::scenario::dance_experiment`
 //! runs, written down as timed actions: the instants come from running that
 //! script on a scratch simulation, the die from the same seeded generator, so the
 //! page shows the run the tests measure.
@@ -36,7 +36,7 @@ pub fn dance_experiment(number: u8, settings: &Settings) -> Result<Scenario, Web
     let config = settings.config();
     let seed = settings.seed;
     let leader = DANCERS;
-    // The die, rolled as `seed004_experiment` rolls it.
+    // The die, rolled as `dance_experiment` rolls it.
     let mut die = ChaCha8Rng::seed_from_u64(seed);
     let mut others: Vec<u64> = (1..DANCERS).collect();
     others.shuffle(&mut die);

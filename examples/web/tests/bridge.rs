@@ -197,7 +197,7 @@ fn the_dances_experiments_on_the_page_cost_what_the_simulator_measures() {
             let scenario = bully_web::presets::dance_experiment(number, &settings).unwrap();
             let mut session = Session::from_scenario(&scenario).unwrap();
             assert!(session.run_to_end().unwrap());
-            let measured = scenario::seed004_experiment(&settings.config(), number, seed).unwrap();
+            let measured = scenario::dance_experiment(&settings.config(), number, seed).unwrap();
             let frame = session.frame();
             assert_eq!(
                 frame.agreed.map(NodeId),

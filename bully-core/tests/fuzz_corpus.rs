@@ -4,19 +4,15 @@
 //! without nightly; then `BULLY_FUZZ_RANDOM` inputs (1,000 by default) mutated
 //! from the corpus by the stable runner's mutator, from a fixed seed.
 //!
-//! The targets and the runner live in `fuzz/src/` (this file includes its
-//! `lib.rs`); `fuzz/README.md` tells how to run the fuzzers themselves, and
+//! The targets and the runner are the `bully-fuzz` crate (`fuzz/`, a
+//! dev-dependency without its libFuzzer feature); `fuzz/README.md` tells how to run the fuzzers themselves, and
 //! `fuzz/stable` is the runner as a command, for longer searches. A crash found
 //! here is saved as `fuzz/artifacts/<target>/crash-<sha1>`, where both replay it.
 #![cfg(all(feature = "arbitrary", feature = "wire", feature = "sim"))]
 
 use std::path::{Path, PathBuf};
 
-#[allow(unreachable_pub, dead_code)]
-#[path = "../../fuzz/src/lib.rs"]
-mod targets;
-
-use targets::runner::{self, Search};
+use bully_fuzz::runner::{self, Search};
 
 /// The seed of `cargo test`'s mutated inputs: fixed, so a failure repeats.
 const SEED: u64 = 0xF022;

@@ -3,16 +3,13 @@
 //! them through `fuzz_targets/*.rs` (nightly, `cargo fuzz run`); the stable
 //! runner ([`runner`], the `fuzz-stable` command of `fuzz/stable`) feeds them
 //! the committed corpus and inputs mutated from it; and
-//! `bully-core/tests/fuzz_corpus.rs` includes this file to do the same from
-//! `cargo test`.
+//! `bully-core/tests/fuzz_corpus.rs` (this crate is a dev-dependency of
+//! bully-core, without the `libfuzzer` feature) does the same from `cargo test`.
 //!
 //! Each function reads its choices from the bytes with
 //! [`arbitrary::Unstructured`]; running out of bytes ends the run quietly. A
 //! panic is a bug: either in bully-core, or a broken invariant the target
 //! asserts.
-//!
-//! Paths inside this crate are relative (`super::`, never `crate::`): the corpus
-//! test includes this file as a module of its own crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod bully;
+pub mod callgrind;
 pub mod cpu;
 pub mod memory;
 pub mod omni;

@@ -13,14 +13,14 @@ use raft::eraftpb::MessageType;
 use raft::prelude::Message as RaftMessage;
 
 use crate::bully::BullyPeer;
-use crate::cpu::{callgrind, system_arg};
+use crate::callgrind::callgrind;
 use crate::omni::{NoEntry, OmniPeer};
 use crate::peer::{Outbox, Peer};
 use crate::raft_peer::{RaftPeer, drain_ready};
 use crate::report::{Table, median, ratio, thousands};
 use crate::scenario::{PATIENCE, cluster};
 use crate::sim::Sim;
-use crate::system::{Library, System, with_system_sim};
+use crate::system::{Library, System, Visit, system_arg, with_system};
 
 /// What a probe measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -406,4 +406,37 @@ pub fn table(sizes: &[u64], systems: &[System], callgrind_max: u64) -> String {
         }
     }
     t.markdown()
+}
+
+/// A steady-state cluster of `system` with members of type `P` (which must be
+/// `system`'s), and its leader.
+pub fn with_system_sim<P: Peer + 'static>(
+    system: System,
+    n: u64,
+    settle: std::time::Duration,
+) -> (crate::sim::Sim<P>, u64) {
+    struct Steady<P> {
+        n: u64,
+        settle: std::time::Duration,
+        _p: std::marker::PhantomData<P>,
+    }
+    impl<Q: Peer + 'static> Visit for Steady<Q> {
+        type Out = (crate::sim::Sim<Q>, u64);
+        fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out {
+            let (sim, leader) = steady(build, self.n, self.settle);
+            let boxed: Box<dyn std::any::Any> = Box::new(sim);
+            let sim = *boxed
+                .downcast::<crate::sim::Sim<Q>>()
+                .expect("the member type matches the system's library");
+            (sim, leader)
+        }
+    }
+    with_system(
+        system,
+        Steady::<P> {
+            n,
+            settle,
+            _p: std::marker::PhantomData,
+        },
+    )
 }

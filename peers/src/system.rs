@@ -155,35 +155,12 @@ pub fn member_seed(seed: u64, id: u64) -> u64 {
     seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ id.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
 }
 
-/// A steady-state cluster of `system` with members of type `P` (which must be
-/// `system`'s), and its leader.
-pub fn with_system_sim<P: Peer + 'static>(
-    system: System,
-    n: u64,
-    settle: std::time::Duration,
-) -> (crate::sim::Sim<P>, u64) {
-    struct Steady<P> {
-        n: u64,
-        settle: std::time::Duration,
-        _p: std::marker::PhantomData<P>,
-    }
-    impl<Q: Peer + 'static> Visit for Steady<Q> {
-        type Out = (crate::sim::Sim<Q>, u64);
-        fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out {
-            let (sim, leader) = crate::steady::steady(build, self.n, self.settle);
-            let boxed: Box<dyn std::any::Any> = Box::new(sim);
-            let sim = *boxed
-                .downcast::<crate::sim::Sim<Q>>()
-                .expect("the member type matches the system's library");
-            (sim, leader)
-        }
-    }
-    with_system(
-        system,
-        Steady::<P> {
-            n,
-            settle,
-            _p: std::marker::PhantomData,
-        },
-    )
+/// The command-line spelling of a system.
+pub fn system_arg(system: System) -> String {
+    use clap::ValueEnum;
+    system
+        .to_possible_value()
+        .expect("every system has a name")
+        .get_name()
+        .to_string()
 }

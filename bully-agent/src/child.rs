@@ -20,7 +20,8 @@ use tokio::process::Command;
 
 use crate::cgroup::Cgroup;
 use crate::containment::KILL_PATIENCE;
-use crate::supervisor::{own_binary, status_code, to_monotonic};
+use crate::own_binary::own_binary;
+use crate::supervisor::{status_code, to_monotonic};
 use crate::token::format_token;
 
 /// What the supervisor reported.

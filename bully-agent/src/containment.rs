@@ -180,7 +180,7 @@ fn create(parent: Option<&Path>, name: &str) -> Result<Cgroup, String> {
 /// command will be run: it must join the cgroup first.
 fn probe(cgroup: &Cgroup) -> Result<(), String> {
     let mut agent =
-        crate::supervisor::own_binary().map_err(|error| format!("the agent's binary: {error}"))?;
+        crate::own_binary::own_binary().map_err(|error| format!("the agent's binary: {error}"))?;
     let output = agent
         .arg("exec-child")
         .arg("--parent")

@@ -37,6 +37,7 @@ pub mod containment;
 pub mod descendants;
 pub mod error;
 pub mod http;
+pub mod own_binary;
 pub mod reload;
 pub mod resolve;
 pub mod run;

@@ -26,12 +26,11 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bully_core::{Event, NodeId};
-use bully_tokio::{CancellationToken, Handle};
-use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
+use bully_core::NodeId;
+use bully_tokio::Handle;
+use tokio::sync::{Mutex, MutexGuard, Notify};
 
 use crate::config::{Address, Member, NamesPolicy};
-use crate::view::View;
 
 /// How many times a name is looked up at start before the agent starts
 /// without it.
@@ -210,6 +209,11 @@ impl Book {
         self.wake.notify_one();
     }
 
+    /// Returns once [`Book::wake`] was called.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
     /// Looks up the names that are due (all of them with `all`) and tells the
     /// driver of every address that changed; adds a pending member once it
     /// resolves. Returns how many members got a new address.
@@ -294,29 +298,6 @@ async fn apply(handle: &Handle, id: NodeId, entry: &mut Entry, found: SocketAddr
             entry.error = Some(error.to_string());
             false
         }
-    }
-}
-
-/// Keeps the names of `view`'s book resolved until `stop`: see the module
-/// docs. The `[names]` policy is read at every turn (a reload may change it).
-pub async fn maintain(view: Arc<View>, resolver: Arc<dyn Resolve>, stop: CancellationToken) {
-    let book = &view.book;
-    let mut events = view.handle.events();
-    loop {
-        let turn = view.names();
-        let all = tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(turn.retry) => false,
-            () = book.wake.notified() => true,
-            event = events.recv() => match event {
-                Ok(Event::LeaderLost { .. }) => true,
-                Ok(_) => continue,
-                // Missed events may have held a lost leader.
-                Err(broadcast::error::RecvError::Lagged(_)) => true,
-                Err(broadcast::error::RecvError::Closed) => return,
-            },
-        };
-        book.refresh(&view.handle, &resolver, turn, all).await;
     }
 }
 

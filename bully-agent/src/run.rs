@@ -17,6 +17,9 @@
 //! others elect at once. SIGHUP reloads the configuration ([`crate::reload`]);
 //! members' host names are kept resolved meanwhile ([`crate::resolve`]).
 
+mod lead;
+mod signals;
+
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -24,18 +27,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bully_core::wire::{Codec, Incarnation};
 use bully_core::{Node, Quorum};
-use bully_tokio::{Builder, CancellationToken, Leadership, UdpTransport};
-use tokio::signal::unix::{SignalKind, signal};
+use bully_tokio::{Builder, CancellationToken, UdpTransport};
 
-use crate::backoff::{Failures, Verdict};
-use crate::child::{Report, Supervised};
-use crate::config::{OnExit, Settings};
+use crate::backoff::Failures;
+use crate::config::Settings;
 use crate::containment::Containment;
 use crate::resolve::{self, Book, Resolve, SystemResolver};
 use crate::state::{DataDir, Stored};
 use crate::status::ConfigStatus;
-use crate::token::format_token;
-use crate::view::View;
+use crate::view::{self, View};
+
+use self::lead::{Outcome, Run};
+pub use self::signals::Signals;
 
 /// Exit status when the state file cannot be written while running: the node
 /// stops before sending anything that depends on the state.
@@ -234,7 +237,7 @@ async fn serve(
             resolver.clone(),
             background.clone(),
         )),
-        tokio::spawn(resolve::maintain(
+        tokio::spawn(view::maintain_names(
             view.clone(),
             resolver,
             background.clone(),
@@ -368,256 +371,5 @@ async fn watch_authentication(
             stop.cancel();
             return;
         }
-    }
-}
-
-/// How one leadership ended for the command.
-enum Outcome {
-    /// The leadership ended (or the node stepped down): wait for the next.
-    Ended,
-    /// SIGTERM or SIGINT.
-    Shutdown,
-    /// The command exited under `on_exit = "exit"`.
-    Exit(i32),
-    /// The agent cannot go on.
-    Fatal(String),
-}
-
-/// How one run of the command ended.
-enum Stop {
-    LeadershipEnded,
-    /// The supervisor stopped the command at the lease deadline, before the
-    /// agent renewed it: not the command's own exit (no `on_exit`, no failure).
-    LeaseLapsed,
-    Shutdown,
-    Exited(i32),
-}
-
-/// What one leadership's runs of the command need.
-struct Run<'a> {
-    view: &'a View,
-    cluster: bully_core::wire::ClusterId,
-    command: &'a [OsString],
-    containment: &'a Containment,
-}
-
-impl Run<'_> {
-    /// Runs the command for as long as `leadership` lasts, again after each
-    /// exit under `on_exit = "restart"`, until `failures` says to step aside.
-    async fn lead(
-        &self,
-        leadership: &Leadership,
-        shutdown: &CancellationToken,
-        failures: &mut Failures,
-    ) -> Outcome {
-        let view = self.view;
-        let token = leadership.token();
-        loop {
-            // A reload's settings apply from the next run on.
-            let policy = view.policy();
-            failures.set_policy(policy.failures);
-            let expired = leadership
-                .deadline()
-                .is_some_and(|deadline| deadline <= std::time::Instant::now());
-            if !leadership.is_current() || expired {
-                // The permission ran out (the agent was paused, say, in its
-                // restart delay, and the driver has not ended the leadership
-                // yet): the command must not start under it again.
-                tracing::info!("the leadership's lease ran out before the command could start");
-                leadership.ended().await;
-                return Outcome::Ended;
-            }
-            tracing::info!(token = %format_token(token), "leading: starting the command");
-            let started = std::time::Instant::now();
-            let cgroup = match self.containment.open_for_run() {
-                Ok(cgroup) => cgroup,
-                Err(error) => return Outcome::Fatal(error),
-            };
-            let mut child = match Supervised::spawn(
-                self.command,
-                token,
-                self.cluster,
-                policy.grace,
-                cgroup.as_ref(),
-                leadership.deadline(),
-            ) {
-                Ok(child) => child,
-                Err(error) => {
-                    self.containment.after_run(cgroup).await;
-                    return Outcome::Fatal(format!(
-                        "cannot start the command's supervisor: {error}"
-                    ));
-                }
-            };
-            view.update_child(|status| {
-                status.running = true;
-                status.pid = None;
-                status.starts += 1;
-            });
-            let (stop, code) = watch(&mut child, view, leadership, shutdown).await;
-            self.containment.after_run(cgroup).await;
-            // The whole job has stopped: a resignation or vote the node keeps
-            // back while it may still be stopping (its resign delay) can go now.
-            let _ = view.handle.work_stopped().await;
-            let verdict = failures.run_ended(started.elapsed(), matches!(stop, Stop::Exited(_)));
-            view.update_child(|status| {
-                status.running = false;
-                status.pid = None;
-                status.failures_in_a_row = failures.in_a_row();
-            });
-            match stop {
-                Stop::LeadershipEnded => {
-                    tracing::info!(code, "the leadership ended; the command stopped");
-                    return Outcome::Ended;
-                }
-                Stop::LeaseLapsed => {
-                    // The driver ends the leadership whose lease ran out, and
-                    // the check at the top waits for that; a renewal that came
-                    // just too late for the supervisor starts the command again.
-                    tracing::warn!(
-                        code,
-                        "the lease ran out before the agent renewed it (paused or starved): \
-                         the supervisor stopped the command"
-                    );
-                    continue;
-                }
-                Stop::Shutdown => return Outcome::Shutdown,
-                Stop::Exited(_) => tracing::info!(code, "the command exited"),
-            }
-            if policy.on_exit == OnExit::Exit {
-                return Outcome::Exit(code);
-            }
-            match verdict {
-                Verdict::StepAside(backoff) => {
-                    self.step_aside(backoff).await;
-                    return Outcome::Ended;
-                }
-                Verdict::Failed(in_a_row) => tracing::warn!(
-                    in_a_row,
-                    limit = policy.failures.limit,
-                    "the command failed: it ended within child.min_runtime_ms of its start"
-                ),
-                Verdict::Fine => {}
-            }
-            match policy.on_exit {
-                OnExit::Exit => return Outcome::Exit(code),
-                OnExit::StepDown => {
-                    tracing::info!("stepping down so that another member runs the command");
-                    let _ = view.handle.step_down().await;
-                    let _ = view.handle.work_stopped().await;
-                    return Outcome::Ended;
-                }
-                OnExit::Restart => {
-                    tokio::select! {
-                        biased;
-                        () = shutdown.cancelled() => return Outcome::Shutdown,
-                        () = leadership.ended() => return Outcome::Ended,
-                        () = tokio::time::sleep(policy.restart_delay) => {}
-                    }
-                    view.update_child(|status| status.restarts += 1);
-                }
-            }
-        }
-    }
-
-    /// The command failed `child.failure_limit` times in a row: this member
-    /// steps down and stays out of the elections for `backoff`, so that
-    /// another member runs it.
-    async fn step_aside(&self, backoff: Duration) {
-        tracing::warn!(
-            failures = self.view.policy().failures.limit,
-            backoff_ms = u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
-            "the command failed every time in a row: stepping aside so that another member \
-             runs it, until the back-off ends"
-        );
-        self.view.note_backoff(std::time::Instant::now() + backoff);
-        if let Err(error) = self.view.handle.abstain_for(backoff).await {
-            tracing::warn!(%error, "the node did not take the back-off");
-        }
-    }
-}
-
-/// Serves one run of the command until it ends or must stop; how it ended,
-/// and its status.
-async fn watch(
-    child: &mut Supervised,
-    view: &View,
-    leadership: &Leadership,
-    shutdown: &CancellationToken,
-) -> (Stop, i32) {
-    child.set_deadline(leadership.deadline()).await;
-    let mut deadlines = leadership.deadlines();
-    let stop = loop {
-        tokio::select! {
-            biased;
-            () = leadership.ended() => break Stop::LeadershipEnded,
-            () = shutdown.cancelled() => break Stop::Shutdown,
-            changed = deadlines.changed() => {
-                if changed.is_ok() {
-                    let deadline = *deadlines.borrow_and_update();
-                    child.set_deadline(deadline).await;
-                } else {
-                    // The leadership is over: `ended` fires on the next turn.
-                    leadership.ended().await;
-                }
-            }
-            report = child.next_report() => match report {
-                Report::Started(pid) => {
-                    tracing::debug!(pid, "the command runs");
-                    view.update_child(|status| status.pid = Some(pid));
-                }
-                Report::Exited(code) => break Stop::Exited(code),
-                Report::Lapsed(code) => {
-                    child.reap().await;
-                    return (Stop::LeaseLapsed, code);
-                }
-                Report::Gone => break Stop::Exited(child.exited().await),
-                // Not started: the lease had run out. The leadership ends next.
-                Report::Expired => {
-                    child.reap().await;
-                    return (Stop::LeadershipEnded, 0);
-                }
-            },
-        }
-    };
-    match stop {
-        Stop::LeadershipEnded | Stop::LeaseLapsed | Stop::Shutdown => {
-            tracing::info!("stopping the command");
-            (stop, child.stop().await)
-        }
-        Stop::Exited(code) => {
-            child.exited().await;
-            (stop, code)
-        }
-    }
-}
-
-/// SIGTERM and SIGINT, as one cancellation. Install it first thing (before the
-/// configuration is read): a signal that comes before it would kill the agent
-/// with status 143, one that comes after only asks it to leave, with status 0.
-pub struct Signals {
-    cancelled: CancellationToken,
-}
-
-impl Signals {
-    /// Starts listening for SIGTERM and SIGINT (inside a tokio runtime).
-    pub fn new() -> std::io::Result<Signals> {
-        let mut terminate = signal(SignalKind::terminate())?;
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let cancelled = CancellationToken::new();
-        let trigger = cancelled.clone();
-        tokio::spawn(async move {
-            let name = tokio::select! {
-                _ = terminate.recv() => "SIGTERM",
-                _ = interrupt.recv() => "SIGINT",
-            };
-            tracing::info!(signal = name, "leaving");
-            trigger.cancel();
-        });
-        Ok(Signals { cancelled })
-    }
-
-    fn watch(&self) -> CancellationToken {
-        self.cancelled.clone()
     }
 }

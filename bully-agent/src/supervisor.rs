@@ -60,29 +60,6 @@ use tokio::time::Instant;
 use crate::cgroup::Cgroup;
 use crate::containment::JobTree;
 
-/// The agent's own binary, to re-execute as supervisor or `exec-child`:
-/// `/proc/self/exe` on Linux, which still runs after the file was replaced (a
-/// package upgrade while the agent runs); `ps` still shows the agent's path,
-/// as the new process's `argv[0]`.
-pub fn own_binary() -> io::Result<std::process::Command> {
-    use std::os::unix::process::CommandExt;
-    let path = std::env::current_exe()?;
-    // After a replacement the link reads "PATH (deleted)".
-    let shown = path.to_string_lossy();
-    let shown = shown
-        .strip_suffix(" (deleted)")
-        .unwrap_or(&shown)
-        .to_owned();
-    let program = if cfg!(target_os = "linux") {
-        PathBuf::from("/proc/self/exe")
-    } else {
-        path
-    };
-    let mut command = std::process::Command::new(program);
-    command.arg0(shown);
-    Ok(command)
-}
-
 /// `CLOCK_MONOTONIC` now, in nanoseconds.
 pub fn monotonic_now() -> u128 {
     let now = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always available");
@@ -159,7 +136,7 @@ pub async fn supervise(
     // Through `exec-child`, so that the command dies with this process. The
     // death signal is tied to the thread that spawns it: this one, the runtime's
     // only thread (`main` runs the supervisor on a current-thread runtime).
-    let mut exec_child = Command::from(own_binary()?);
+    let mut exec_child = Command::from(crate::own_binary::own_binary()?);
     exec_child
         .arg("exec-child")
         .arg("--parent")

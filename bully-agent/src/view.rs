@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bully_tokio::{DriverError, DriverStats, Handle};
+use bully_core::Event;
+use bully_tokio::{CancellationToken, DriverError, DriverStats, Handle};
+use tokio::sync::broadcast;
 
 use crate::config::{ChildPolicy, NamesPolicy};
-use crate::resolve::Book;
+use crate::resolve::{Book, Resolve};
 use crate::status::{ChildStatus, ConfigStatus, MemberStatus, Status};
 use crate::token::format_token;
 
@@ -187,4 +189,27 @@ impl View {
 /// panicked holder's value is as good as any.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// Keeps the names of `view`'s book resolved until `stop`: see
+/// [`crate::resolve`]. The `[names]` policy is read at every turn (a reload may change it).
+pub async fn maintain_names(view: Arc<View>, resolver: Arc<dyn Resolve>, stop: CancellationToken) {
+    let book = &view.book;
+    let mut events = view.handle.events();
+    loop {
+        let turn = view.names();
+        let all = tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(turn.retry) => false,
+            () = book.woken() => true,
+            event = events.recv() => match event {
+                Ok(Event::LeaderLost { .. }) => true,
+                Ok(_) => continue,
+                // Missed events may have held a lost leader.
+                Err(broadcast::error::RecvError::Lagged(_)) => true,
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        };
+        book.refresh(&view.handle, &resolver, turn, all).await;
+    }
 }

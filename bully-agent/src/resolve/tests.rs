@@ -185,7 +185,7 @@ async fn the_maintaining_task_finds_a_late_name_within_the_retry_interval() {
             max_backoff: Duration::from_secs(1),
         },
     };
-    let view = Arc::new(View::new(
+    let view = Arc::new(crate::view::View::new(
         handle,
         book.clone(),
         Arc::default(),
@@ -194,7 +194,7 @@ async fn the_maintaining_task_finds_a_late_name_within_the_retry_interval() {
         crate::status::ConfigStatus::default(),
     ));
     let stop = CancellationToken::new();
-    let task = tokio::spawn(maintain(view, resolver, stop.clone()));
+    let task = tokio::spawn(crate::view::maintain_names(view, resolver, stop.clone()));
     table.set("two", &["[::2]:0", "10.0.0.2:0"]);
     // A generous bound: many retry intervals.
     let mut found = None;

@@ -51,7 +51,7 @@ fn cut_off_the_leader(config: &Config, drifts: &[f64], seed: u64) -> (Simulation
     sim.run_for(sim.settle_bound() + Duration::from_millis(seed * 13 % 100));
     assert_eq!(sim.agreed_leader(), Some(NodeId(n)), "{drifts:?}");
     let from = sim.trace().len();
-    sim.partition(&[&[NodeId(n)]]).unwrap();
+    sim.isolate(NodeId(n)).unwrap();
     sim.run_for(config.leader_timeout() * 4);
     let mut lease_ran_out = None;
     let mut successor_led = None;

@@ -72,7 +72,7 @@ fn a_majority_of_fast_clocks_must_elect_when_the_leader_is_cut_off() {
     sim.start_all();
     sim.run_for(sim.settle_bound());
     assert_eq!(sim.agreed_leader(), Some(NodeId(3)));
-    sim.partition(&[&[NodeId(3)]]).unwrap();
+    sim.isolate(NodeId(3)).unwrap();
     let bound = sim.failover_bound();
     let elected = sim.run_until_true(bound * 2, |sim| sim.leaders() == [NodeId(2)]);
     // Today: nobody leads, for good (2's probes time out before 1's replies).

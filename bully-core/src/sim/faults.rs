@@ -41,6 +41,25 @@ impl Simulation {
         Ok(())
     }
 
+    /// Cuts `member` off from every other member, both ways: the partition of
+    /// `member` alone against the rest.
+    ///
+    /// ```
+    /// use bully_core::sim::Simulation;
+    /// use bully_core::{Config, NodeId};
+    ///
+    /// let mut sim = Simulation::new(1, (1..=3).map(NodeId), Config::default())?;
+    /// sim.isolate(NodeId(3))?;
+    /// assert!(!sim.link_works(NodeId(3), NodeId(1)) && !sim.link_works(NodeId(2), NodeId(3)));
+    /// assert!(sim.link_works(NodeId(1), NodeId(2)));
+    /// sim.heal();
+    /// assert!(sim.link_works(NodeId(3), NodeId(1)));
+    /// # Ok::<(), bully_core::sim::SimError>(())
+    /// ```
+    pub fn isolate(&mut self, member: NodeId) -> Result<(), SimError> {
+        self.partition(&[&[member]])
+    }
+
     /// Cuts the directed link `from -> to` (a one-way partition).
     pub fn cut(&mut self, from: NodeId, to: NodeId) -> Result<(), SimError> {
         let (from_index, to_index) = (self.index(from)?, self.index(to)?);

@@ -145,3 +145,6 @@ impl WorkModel {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

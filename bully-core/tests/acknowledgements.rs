@@ -1,0 +1,274 @@
+//! Acknowledgements under the quorum gate, told one node at a time: which
+//! votes and heartbeat acknowledgements a claimant or a leader counts, what a
+//! follower promises when it acknowledges, and how a leader paces its rounds
+//! while acknowledgements go missing.
+//!
+//! The fault sweeps check that no two members lead at once; these stories pin
+//! the bookkeeping underneath, which a sweep rarely tells apart (a stale vote
+//! that counts, or a promise narrowed a term too far, breaks nothing until the
+//! one schedule that needs it).
+
+use std::time::{Duration, Instant};
+
+use bully_core::{
+    Config, DropReason, DurableState, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit,
+};
+
+fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
+    range.map(NodeId).collect()
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn majority() -> Config {
+    Config::default().with_quorum(Quorum::Majority)
+}
+
+fn drain(node: &mut Node) -> Vec<Transmit> {
+    std::iter::from_fn(|| node.poll_transmit()).collect()
+}
+
+fn to(id: u64, message: Message) -> Transmit {
+    Transmit {
+        to: NodeId(id),
+        message,
+    }
+}
+
+/// `message` to 1 and to 2, in that order.
+fn to_1_and_2(message: Message) -> Vec<Transmit> {
+    vec![to(1, message.clone()), to(2, message)]
+}
+
+fn outdated(node: &Node) -> u64 {
+    node.stats().dropped[DropReason::Outdated]
+}
+
+/// 3 of 1..=3 with a majority quorum restarts with its durable term 4, probes
+/// once its start's promise to nobody has run out, and, backed by 1 and 2,
+/// claims term 5. Returns the node and the instant it claimed.
+fn claiming_3_in_term_5() -> (Node, Instant) {
+    let state = DurableState {
+        term: Term(4),
+        vote: None,
+    };
+    let mut node = Node::with_durable_state(NodeId(3), ids(1..=3), majority(), state).unwrap();
+    node.start(Instant::now());
+    let at = node.poll_timeout().expect("3 stands once its promise ends");
+    node.handle_timeout(at);
+    let probe = Message::Probe { term: Term(4) };
+    assert_eq!(drain(&mut node), to_1_and_2(probe));
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term: Term(4),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    let claim = Message::Coordinator { term: Term(5) };
+    assert_eq!(drain(&mut node), to_1_and_2(claim));
+    assert_eq!(node.role(), Role::Candidate);
+    (node, at)
+}
+
+fn ack(term: u64, round: u64) -> Message {
+    Message::Ack {
+        term: Term(term),
+        round,
+    }
+}
+
+fn heartbeat(term: u64, round: u64) -> Message {
+    Message::Heartbeat {
+        term: Term(term),
+        round,
+    }
+}
+
+/// 3's claim of term 5 (see `claiming_3_in_term_5`), which 1 votes for 5 ms
+/// later: 3 leads, and sends its first heartbeat round then. Returns the node,
+/// when it claimed, and when it began to lead.
+fn leading_3_in_term_5() -> (Node, Instant, Instant) {
+    let (mut node, claimed) = claiming_3_in_term_5();
+    let voted = claimed + ms(5);
+    node.handle_message(voted, NodeId(1), ack(5, 0));
+    assert_eq!(node.role(), Role::Leader);
+    assert_eq!(drain(&mut node), to_1_and_2(heartbeat(5, 1)));
+    (node, claimed, voted)
+}
+
+/// 3 claims term 5 after a restart. 1's vote for its claim of term 4, sent
+/// before the restart, arrives now: it is outdated, and 3, with its own
+/// vote alone, does not lead. 1's vote for term 5 makes the quorum.
+/// Kills on_ack's `claimed == term && round == 0` -> `||` and its guard ->
+/// `true` (424:66, 424:50).
+#[test]
+fn a_vote_for_an_older_claim_does_not_count_toward_the_newer_one() {
+    let (mut node, at) = claiming_3_in_term_5();
+    node.handle_message(at, NodeId(1), ack(4, 0));
+    assert_eq!(outdated(&node), 1);
+    assert_eq!(node.role(), Role::Candidate);
+    assert!(drain(&mut node).is_empty());
+    node.handle_message(at, NodeId(1), ack(5, 0));
+    assert_eq!(node.role(), Role::Leader);
+    assert_eq!(drain(&mut node), to_1_and_2(heartbeat(5, 1)));
+}
+
+/// 3 leads term 5 from 5 ms after its claim, its lease dated from the
+/// claim. 2 acknowledges round 1 of 3's leadership of term 4 (before the
+/// restart), late: outdated, the lease stays. 2's acknowledgement of round
+/// 1 of term 5 extends it to a lease after that round.
+/// Kills on_ack's `leadership_term() == Some(term) && round > 0` -> `||` and
+/// its guard -> `true` (430:68, 430:31).
+#[test]
+fn an_acknowledgement_of_an_older_leaderships_round_does_not_extend_the_lease() {
+    let (mut node, claimed, round_1) = leading_3_in_term_5();
+    let lease = majority().leader_lease();
+    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    node.handle_message(round_1 + ms(1), NodeId(2), ack(4, 1));
+    assert_eq!(outdated(&node), 1);
+    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    node.handle_message(round_1 + ms(2), NodeId(2), ack(5, 1));
+    assert_eq!(outdated(&node), 1);
+    assert_eq!(node.exclusive_until(), Some(round_1 + lease));
+}
+
+/// 1's vote made 3 leader of term 5; 2's vote for the same claim comes a
+/// millisecond later. 3 no longer claims: it drops the vote as outdated
+/// (a vote is no heartbeat acknowledgement), and nothing changes.
+/// Kills on_ack's `round > 0` -> `>=` (430:77).
+#[test]
+fn a_vote_that_comes_after_the_quorum_is_outdated() {
+    let (mut node, claimed, voted) = leading_3_in_term_5();
+    let lease = majority().leader_lease();
+    node.handle_message(voted + ms(1), NodeId(2), ack(5, 0));
+    assert_eq!(outdated(&node), 1);
+    assert!(drain(&mut node).is_empty());
+    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+}
+
+/// Fires the node's next timer, which must be due at `due`, and returns what
+/// it sent.
+fn fire_at(node: &mut Node, due: Instant) -> Vec<Transmit> {
+    assert_eq!(node.poll_timeout(), Some(due));
+    node.handle_timeout(due);
+    drain(node)
+}
+
+/// 3 leads term 5 and sends round 1 at t. The claim counts as acknowledged,
+/// so round 2 follows a heartbeat interval later. 1 acknowledges round 1:
+/// with 3's own, a quorum of 2, so round 3 comes a heartbeat interval after
+/// round 2. Nobody acknowledges rounds 2 and 3 in time: rounds 4 and 5 come
+/// a round trip after the one before (the lease is no longer renewed every
+/// interval). 1 then acknowledges round 4: round 6 comes a heartbeat
+/// interval after round 5 again.
+/// Kills round_has_quorum -> `true` (471:9), `number == 0` -> `!=` (474:19),
+/// `slot.number == number` -> `!=` (481:37), `&&` -> `||` (481:47), `acks +
+/// own` -> `-` and `*` (481:60), `>=` -> `<` (481:66).
+#[test]
+fn a_leader_sends_its_next_round_a_round_trip_after_one_a_quorum_did_not_acknowledge() {
+    let (mut node, _, t) = leading_3_in_term_5();
+    let config = majority();
+    let interval = config.heartbeat_interval();
+    let round_trip = config.round_trip();
+    assert_eq!((interval, round_trip), (ms(100), ms(50)));
+    let round = |n| to_1_and_2(heartbeat(5, n));
+    // Round 2: the round before it is the claim's.
+    let round_2 = t + interval;
+    node.handle_message(t + ms(10), NodeId(1), ack(5, 1));
+    assert_eq!(fire_at(&mut node, round_2), round(2));
+    // Round 3: round 1 was acknowledged by 1 and 3 itself.
+    let round_3 = round_2 + interval;
+    assert_eq!(fire_at(&mut node, round_3), round(3));
+    // Rounds 4 and 5: rounds 2 and 3 were acknowledged by nobody but 3.
+    let round_4 = round_3 + round_trip;
+    assert_eq!(fire_at(&mut node, round_4), round(4));
+    node.handle_message(round_4 + ms(10), NodeId(1), ack(5, 4));
+    let round_5 = round_4 + round_trip;
+    assert_eq!(fire_at(&mut node, round_5), round(5));
+    // Round 6: round 4 was acknowledged by 1.
+    assert_eq!(node.poll_timeout(), Some(round_5 + interval));
+}
+
+/// 1 of 1..=3 with a majority quorum votes for 3's claim of term 1 at t0 and
+/// follows it from its first heartbeat. 3 then steps down (its Resign of
+/// term 1 is delayed in the network), is elected again at once, and claims
+/// term 2 10 ms after t0: 1 votes again, which promises 3's claim not to vote
+/// against it for a follower lease, and it still follows 3's leadership of
+/// term 1 until term 2's first heartbeat (the same leader). Returns the node
+/// and when it voted for term 2.
+fn following_3_and_voted_for_its_term_2() -> (Node, Instant) {
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(1), ids(1..=3), majority()).unwrap();
+    node.handle_message(t0, NodeId(3), Message::Coordinator { term: Term(1) });
+    node.handle_message(t0, NodeId(3), heartbeat(1, 1));
+    assert_eq!(drain(&mut node), vec![to(3, ack(1, 0)), to(3, ack(1, 1))]);
+    let t1 = t0 + ms(10);
+    node.handle_message(t1, NodeId(3), Message::Coordinator { term: Term(2) });
+    assert_eq!(drain(&mut node), vec![to(3, ack(2, 0))]);
+    let leader = node.leader().expect("1 follows 3");
+    assert_eq!((leader.id, leader.term), (NodeId(3), Term(1)));
+    while node.poll_event().is_some() {}
+    (node, t1)
+}
+
+/// 3's Resign of its leadership of term 1 (sent when it stepped down, and
+/// delayed) reaches 1 at `at`; then 2 claims term 3. Returns what 1 sent 2.
+fn resign_of_term_1_then_2_claims(node: &mut Node, at: Instant) -> Vec<Transmit> {
+    node.handle_message(at, NodeId(3), Message::Resign { term: Term(1) });
+    assert_eq!(
+        node.poll_event(),
+        Some(Event::LeaderLost {
+            leader: NodeId(3),
+            term: Term(1)
+        })
+    );
+    assert!(drain(node).is_empty());
+    node.handle_message(
+        at + ms(1),
+        NodeId(2),
+        Message::Coordinator { term: Term(3) },
+    );
+    drain(node)
+}
+
+/// 1 voted for 3's claim of term 2 at t1. 20 ms later a heartbeat of 3's
+/// term 1, delayed, arrives: 1 acknowledges it, and its promise stays one
+/// to the claim of term 2. So 3's late Resign of term 1 releases nothing,
+/// and 1 does not vote for 2's claim of term 3 while that promise runs.
+/// Kills acknowledge_heartbeat's `leader == from` -> `!=` (409:23), and
+/// `running > now` -> `==` and `<` (409:42).
+#[test]
+fn a_late_heartbeat_of_the_older_term_keeps_the_promise_to_the_leaders_newer_claim() {
+    let (mut node, t1) = following_3_and_voted_for_its_term_2();
+    node.handle_message(t1 + ms(20), NodeId(3), heartbeat(1, 2));
+    assert_eq!(drain(&mut node), vec![to(3, ack(1, 2))]);
+    let refused = node.stats().dropped[DropReason::Refused];
+    let sent = resign_of_term_1_then_2_claims(&mut node, t1 + ms(30));
+    assert!(sent.is_empty(), "1's vote waits for its promise: {sent:?}");
+    assert_eq!(node.stats().dropped[DropReason::Refused], refused + 1);
+}
+
+/// 1 voted for 3's claim of term 2 at t1; its promise runs until a follower
+/// lease later, and at that very instant a heartbeat of 3's term 1, long
+/// delayed, arrives (3 never led term 2). 1 acknowledges it and promises term 1 now: the
+/// promise to the claim has run out. So 3's Resign of term 1 releases it,
+/// and 1 votes for 2's claim of term 3 at once.
+/// Kills acknowledge_heartbeat's `leader == from && running > now` -> `||`
+/// (409:31), `running > now` -> `>=` and `==` (409:42).
+#[test]
+fn a_heartbeat_of_the_older_term_as_the_promise_to_the_newer_claim_ends_promises_the_older_term() {
+    let (mut node, t1) = following_3_and_voted_for_its_term_2();
+    let promise_ends = t1 + majority().follower_lease();
+    assert!(
+        node.poll_timeout().is_some_and(|due| due > promise_ends),
+        "1 still follows 3 then"
+    );
+    node.handle_message(promise_ends, NodeId(3), heartbeat(1, 2));
+    assert_eq!(drain(&mut node), vec![to(3, ack(1, 2))]);
+    let sent = resign_of_term_1_then_2_claims(&mut node, promise_ends + ms(1));
+    assert_eq!(sent, vec![to(2, ack(3, 0))]);
+}

@@ -434,7 +434,14 @@ impl Node {
     /// staggered leader timeout.
     pub(super) fn arm_leader_timeout(&mut self, now: Instant) {
         let rank = self.members.rank_below(self.leader.map(|leader| leader.id));
-        let timeout = self.timings.leader_timeout_at_rank(rank);
+        let timeout = match self.leader_timeout_memo {
+            Some((memo_rank, timeout)) if memo_rank == rank => timeout,
+            _ => {
+                let timeout = self.timings.leader_timeout_at_rank(rank);
+                self.leader_timeout_memo = Some((rank, timeout));
+                timeout
+            }
+        };
         self.timers
             .set(Timer::LeaderTimeout, Self::after(now, timeout));
     }

@@ -292,8 +292,9 @@ impl<T: Transport> Driver<T> {
     /// timeout, which the loop reads.
     fn flush(&mut self, now: Instant) {
         let open = self.node.may_work_until(now, self.lease_margin);
-        self.leader.publish_leadership(open.map(|(token, _)| token));
-        self.guard = open.and_then(|(_, until)| until);
+        self.leader
+            .publish_leadership(open.map(|permit| permit.token));
+        self.guard = open.and_then(|permit| permit.until);
         if let Some(persist) = &mut self.persist {
             let state = self.node.durable_state();
             if state != self.persisted {

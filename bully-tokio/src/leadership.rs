@@ -136,14 +136,14 @@ impl Leaderships {
     /// instant at which the current one must end unless the lease is renewed.
     pub(crate) fn update(&mut self, node: &Node, now: Instant) -> Option<Instant> {
         let open = node.may_work_until(now, self.margin);
-        let token = open.map(|(token, _)| token);
+        let token = open.map(|permit| permit.token);
         let current = self
             .publish
             .borrow()
             .as_ref()
             .filter(|leadership| leadership.is_current())
             .map(Leadership::token);
-        let until = open.and_then(|(_, until)| until);
+        let until = open.and_then(|permit| permit.until);
         if current != token {
             self.end();
             if let Some(token) = token {

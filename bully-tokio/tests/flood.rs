@@ -110,7 +110,7 @@ async fn a_leader_under_a_flood_of_forged_frames_keeps_its_heartbeat_schedule() 
         (19..=21).contains(&heartbeats),
         "{heartbeats} heartbeats in 2 s"
     );
-    assert_eq!(handle.leader().borrow().map(|l| l.id), Some(NodeId(2)));
+    assert_eq!(handle.leader().map(|l| l.id), Some(NodeId(2)));
     let refused = after.transport_dropped - before.transport_dropped;
     assert!(
         refused >= 100 * u64::from(MAX_REFUSED_PER_RECV),

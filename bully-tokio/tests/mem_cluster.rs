@@ -38,7 +38,7 @@ fn start_all(network: &MemNetwork, members: &[NodeId]) -> Vec<Handle> {
 async fn agree_on(handles: &[&Handle], expected: NodeId) -> Duration {
     let started = Instant::now();
     for handle in handles {
-        let mut leader = handle.leader();
+        let mut leader = handle.leader_watch();
         tokio::time::timeout(
             Duration::from_secs(60),
             leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
@@ -59,10 +59,7 @@ async fn three_nodes_elect_the_highest() {
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(3)).await;
 
     // Same term everywhere: one leadership, one fencing token.
-    let tokens: Vec<_> = handles
-        .iter()
-        .map(|h| h.leader().borrow().unwrap())
-        .collect();
+    let tokens: Vec<_> = handles.iter().map(|h| h.leader().unwrap()).collect();
     assert!(
         tokens.windows(2).all(|pair| pair[0] == pair[1]),
         "{tokens:?}"
@@ -178,7 +175,7 @@ async fn dropping_the_handle_stops_the_task_and_the_leader_resigns() {
     let two = start(&network, NodeId(2), &members);
     agree_on(&[&one, &two], NodeId(2)).await;
 
-    let mut watch = two.leader();
+    let mut watch = two.leader_watch();
     drop(two);
     // The task publishes its resignation, then ends: the watch closes.
     while watch.changed().await.is_ok() {}
@@ -194,7 +191,7 @@ async fn dropping_the_handle_stops_the_task_and_the_leader_resigns() {
 async fn a_stopped_task_reports_itself_stopped() {
     let network = MemNetwork::new();
     let handle = start(&network, NodeId(1), &[NodeId(1)]);
-    let leader = handle.leader();
+    let leader = handle.leader_watch();
     let events = handle.events();
     handle.abort().await;
     assert!(
@@ -282,7 +279,7 @@ async fn with_a_majority_quorum_the_minority_side_of_a_partition_has_no_leader()
     agree_on(&handles[..3].iter().collect::<Vec<_>>(), NodeId(3)).await;
     tokio::time::sleep(config().settle_bound(members.len())).await;
     for handle in &handles[3..] {
-        let leader = *handle.leader().borrow();
+        let leader = handle.leader();
         assert_eq!(
             leader,
             None,
@@ -313,7 +310,7 @@ async fn an_abstaining_leader_stays_aside_for_its_abstention_then_takes_back() {
     agree_on(&handles.iter().collect::<Vec<_>>(), NodeId(2)).await;
 
     // However long 2 leads meanwhile, 3 does not take back before the end.
-    let mut three = handles[2].leader();
+    let mut three = handles[2].leader_watch();
     let took_back = tokio::time::timeout(
         abstention.saturating_sub(asked.elapsed()) - Duration::from_millis(1),
         three.wait_for(|leader| leader.is_some_and(|l| l.id == NodeId(3))),

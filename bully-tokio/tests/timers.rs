@@ -57,7 +57,7 @@ async fn followers_never_fire_while_the_leader_is_heard_and_fire_on_time_when_it
         Node::new(NodeId(2), members, config()).unwrap(),
         network.endpoint(NodeId(2)),
     );
-    let mut leader = one.leader();
+    let mut leader = one.leader_watch();
     leader
         .wait_for(|l| l.map(|l| l.id) == Some(NodeId(2)))
         .await

@@ -149,7 +149,7 @@ async fn run_node(id: NodeId, incarnation: Incarnation, board: Board) -> turmoil
     let transport = UdpTransport::new(SimSocket(socket), codec, peers);
     let node = Node::new(id, members(), config())?;
     let handle = bully_tokio::spawn(node, transport);
-    let mut leader = handle.leader();
+    let mut leader = handle.leader_watch();
     loop {
         board
             .lock()

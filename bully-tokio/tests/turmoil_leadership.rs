@@ -167,7 +167,7 @@ async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmo
         // A job that needs time to stop once told (a child process's grace
         // period): it cannot simply be dropped, so it runs on the leadership
         // itself and says when it has stopped.
-        while let Ok(leadership) = handle.leadership().await {
+        while let Ok(leadership) = handle.leadership(Duration::MAX).await {
             let index = log.start(id, leadership.token(), sim_now());
             let end = EndOnDrop {
                 log: log.clone(),

@@ -91,7 +91,7 @@ async fn run_node(id: NodeId, board: Board) -> turmoil::Result {
     let handle = bully_tokio::spawn_persisting(node, transport, move |state| {
         terms.lock().unwrap().entry(id).or_default().term = state.term.0;
     });
-    let mut leader = handle.leader();
+    let mut leader = handle.leader_watch();
     loop {
         let named = *leader.borrow_and_update();
         board.lock().unwrap().entry(id).or_default().leader = named;

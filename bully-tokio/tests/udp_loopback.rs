@@ -64,7 +64,7 @@ fn start(
 
 async fn agree_on(handles: &[&Handle], expected: NodeId) {
     for handle in handles {
-        let mut leader = handle.leader();
+        let mut leader = handle.leader_watch();
         tokio::time::timeout(
             GIVE_UP,
             leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
@@ -169,7 +169,7 @@ async fn garbage_forgeries_and_replays_are_counted_and_dropped() {
     );
 
     // Still running, still the leader, in its own term: nothing forged got in.
-    let leader = two.leader().borrow().unwrap();
+    let leader = two.leader().unwrap();
     assert_eq!(leader.id, NodeId(2));
     assert!(leader.term < Term(99));
     assert!(!two.is_finished());

@@ -53,7 +53,7 @@ fn start(
 
 async fn agree_on(handles: &[&Handle], expected: NodeId) {
     for handle in handles {
-        let mut leader = handle.leader();
+        let mut leader = handle.leader_watch();
         tokio::time::timeout(
             GIVE_UP,
             leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),

@@ -28,8 +28,8 @@ use super::stats::DriverStats;
 ///    [`handle_timeout`](DriverCore::handle_timeout) (it checks that a timer is
 ///    due), [`change`](DriverCore::change), or a command on
 ///    [`node_mut`](DriverCore::node_mut).
-/// 4. Flush: [`before_send`](DriverCore::before_send) (publish the
-///    leadership change it returns, before anything else), then send every
+/// 4. Flush: [`before_send`](DriverCore::before_send) (it has the driver
+///    publish the leadership's change, then persists), then send every
 ///    [`poll_transmit`](DriverCore::poll_transmit) and count it
 ///    ([`sent`](DriverCore::sent)), then publish every
 ///    [`poll_event`](DriverCore::poll_event) and the node's leader.
@@ -151,14 +151,13 @@ impl DriverCore {
         self.permission.update(&self.node, now)
     }
 
-    /// The start of a flush, before any transmit: the permission to work
-    /// (returned, for the driver to publish first, so that work that must stop
-    /// is told before anything else happens), then the durable state (written
-    /// before any message that depends on it leaves).
-    pub fn before_send(&mut self, now: Instant) -> PermitChange {
-        let change = self.permission.update(&self.node, now);
+    /// The start of a flush, before any transmit: the permission to work, whose
+    /// change `publish` carries out (first, so that work that must stop is told
+    /// before anything else happens), then the durable state (written before
+    /// any message that depends on it leaves).
+    pub fn before_send(&mut self, now: Instant, publish: impl FnOnce(PermitChange)) {
+        publish(self.permission.update(&self.node, now));
         self.persister.before_send(&self.node);
-        change
     }
 
     /// The next message to send ([`Node::poll_transmit`]); count each with

@@ -26,8 +26,9 @@
 //! core.start(now);
 //! // The rule after every input: the leadership first, then (inside
 //! // `before_send`) the durable state, then the transmits, then the events.
-//! let change = core.before_send(now);
-//! assert!(matches!(change, PermitChange::Replace(Some(_))), "alone, it leads at once");
+//! let mut published = PermitChange::Same;
+//! core.before_send(now, |change| published = change);
+//! assert!(matches!(published, PermitChange::Replace(Some(_))), "alone, it leads at once");
 //! while let Some(transmit) = core.poll_transmit() {
 //!     core.sent(true); // hand `transmit` to the transport first
 //!     # let _ = transmit;

@@ -328,7 +328,8 @@ fn the_deadline_is_the_earlier_of_the_timer_and_the_guard() {
         Some(t0 + ELECTED + HEARTBEAT),
         "no permit yet: the timer"
     );
-    let change = core.before_send(t0 + ELECTED);
+    let mut change = PermitChange::Same;
+    core.before_send(t0 + ELECTED, |published| change = published);
     let guard = t0 + ELECTED + Duration::from_millis(50);
     assert!(matches!(change, PermitChange::Replace(Some(permit)) if permit.until == Some(guard)));
     assert_eq!(core.deadline(), Some(guard));

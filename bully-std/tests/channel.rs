@@ -1,4 +1,4 @@
-//! The driver and `Handle` over the in-process `ChannelNetwork`: fast scenarios
+//! The driver and `Handle` over the in-process `MemNetwork`: fast scenarios
 //! with faults (isolation, healing), commands, events and shutdown. Assertions are
 //! about leaders and counters, never about timings.
 //!
@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use bully_core::{Config, Event, MessageKind, Node, NodeId, Role, Term};
-use bully_std::{Builder, ChannelNetwork, DriverError, Handle, LeaderWatch, RecvError};
+use bully_std::{Builder, DriverError, Handle, LeaderWatch, MemNetwork, RecvError};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -23,7 +23,7 @@ fn node(id: u64, members: &[u64]) -> Node {
     .unwrap()
 }
 
-fn cluster(network: &ChannelNetwork, members: &[u64]) -> Vec<Handle> {
+fn cluster(network: &MemNetwork, members: &[u64]) -> Vec<Handle> {
     members
         .iter()
         .map(|&id| bully_std::spawn(node(id, members), network.endpoint(NodeId(id))))
@@ -56,7 +56,7 @@ fn agreed_leader(handles: &[Handle]) -> bully_core::Leader {
 
 #[test]
 fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handles = cluster(&network, &[1, 2, 3, 4, 5]);
     let subscriptions: Vec<_> = handles.iter().map(Handle::events).collect();
     for handle in &handles {
@@ -82,7 +82,7 @@ fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
 
 #[test]
 fn an_isolated_leader_is_replaced_and_takes_over_again_when_the_network_heals() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handles = cluster(&network, &[1, 2, 3]);
     let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
 
@@ -103,7 +103,7 @@ fn an_isolated_leader_is_replaced_and_takes_over_again_when_the_network_heals() 
 
 #[test]
 fn an_aborted_leader_says_nothing_and_the_others_wait_out_the_leader_timeout() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let mut handles = cluster(&network, &[1, 2, 3]);
     let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
 
@@ -123,7 +123,7 @@ fn an_aborted_leader_says_nothing_and_the_others_wait_out_the_leader_timeout() {
 
 #[test]
 fn suspecting_the_leader_starts_an_election_and_bad_suspicions_are_refused() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handles = cluster(&network, &[1, 2]);
     let first = leader_is(&handles[0].leader_watch(), 2, Term(0));
     assert_eq!(
@@ -137,7 +137,7 @@ fn suspecting_the_leader_starts_an_election_and_bad_suspicions_are_refused() {
 
 #[test]
 fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     // Sticky leadership, so that 3 does not take the leadership straight back.
     let config = Config::default().with_preemption(bully_core::Preemption::Never);
     let members = [NodeId(1), NodeId(2), NodeId(3)];
@@ -167,7 +167,7 @@ fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
 
 #[test]
 fn a_slow_reader_is_told_how_many_events_it_missed() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let members = [1, 2];
     // Node 2 alone, with room for one unread event: it boots (ElectionStarted),
     // wins (BecameLeader, LeaderElected), and the reader only looks afterwards.
@@ -199,7 +199,7 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
 
 #[test]
 fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handle = bully_std::spawn(node(1, &[1]), network.endpoint(NodeId(1)));
     let watch = handle.leader_watch();
     let events = handle.events();
@@ -222,7 +222,7 @@ fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
 
 #[test]
 fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     // Node 1 of {1, 2, 3}: 2 and 3 never join, so everything it sends is lost.
     let handle = bully_std::spawn(node(1, &[1, 2, 3]), network.endpoint(NodeId(1)));
     let leader = handle.wait_for_leader(WAIT).unwrap();
@@ -236,7 +236,7 @@ fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
 
 #[test]
 fn spawn_persisting_hands_over_every_new_term_before_it_is_used() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let members = [NodeId(1), NodeId(2)];
     let (saved, states) = std::sync::mpsc::channel();
     let node = Node::new(NodeId(2), members, Config::default()).unwrap();
@@ -260,7 +260,7 @@ fn node_of(id: u64, members: &[NodeId]) -> Node {
 
 #[test]
 fn an_abstaining_leader_is_replaced_and_is_not_elected_before_its_abstention_ends() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handles = cluster(&network, &[1, 2, 3]);
     let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
     // Long enough that the test cannot see it end: only the hand-over counts.

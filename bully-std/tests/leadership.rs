@@ -1,4 +1,4 @@
-//! W1 over the in-process `ChannelNetwork`: work that `run_while_leader` runs on
+//! W1 over the in-process `MemNetwork`: work that `run_while_leader` runs on
 //! each leader never overlaps another leadership's with a quorum, whatever the
 //! network does to the leader, and does without one.
 //!
@@ -33,7 +33,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bully_core::{Config, Node, NodeId, Quorum};
-use bully_std::{Builder, ChannelNetwork, Handle};
+use bully_std::{Builder, Handle, MemNetwork};
 
 mod support;
 use support::faulty::{Faults, FaultyTransport};
@@ -104,7 +104,7 @@ impl Member {
 
 struct Cluster {
     setup: Setup,
-    network: ChannelNetwork,
+    network: MemNetwork,
     faults: Faults,
     /// Indexed by id - 1; `None` while crashed.
     members: Vec<Option<Member>>,
@@ -118,7 +118,7 @@ impl Cluster {
     fn start(setup: Setup) -> Cluster {
         let mut cluster = Cluster {
             setup,
-            network: ChannelNetwork::new(),
+            network: MemNetwork::new(),
             faults: Faults::default(),
             members: MEMBERS.iter().map(|_| None).collect(),
             log: WorkLog::default(),

@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-use bully_core::driver::{DEFAULT_EVENT_CAPACITY, DriverCore, Persist};
+use bully_core::driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
 
 use crate::driver::{Driver, Input, receive};
@@ -60,9 +60,8 @@ where
 /// thread checks for shutdown.
 #[derive(Clone, Debug)]
 pub struct Builder {
-    event_capacity: usize,
+    settings: Settings,
     poll_interval: Duration,
-    lease_margin: Option<Duration>,
     #[cfg(loom)]
     timer_expiries: usize,
 }
@@ -81,9 +80,8 @@ impl Builder {
     /// 50 ms.
     pub fn new() -> Builder {
         Builder {
-            event_capacity: DEFAULT_EVENT_CAPACITY,
+            settings: Settings::default(),
             poll_interval: Duration::from_millis(50),
-            lease_margin: None,
             #[cfg(loom)]
             timer_expiries: 0,
         }
@@ -93,7 +91,7 @@ impl Builder {
     /// before it discards the oldest (at least 1).
     #[must_use]
     pub fn event_capacity(mut self, capacity: usize) -> Builder {
-        self.event_capacity = capacity.max(1);
+        self.settings = self.settings.with_event_capacity(capacity);
         self
     }
 
@@ -127,7 +125,7 @@ impl Builder {
     /// ```
     #[must_use]
     pub fn lease_margin(mut self, margin: Duration) -> Builder {
-        self.lease_margin = Some(margin);
+        self.settings = self.settings.with_lease_margin(margin);
         self
     }
 
@@ -166,7 +164,7 @@ impl Builder {
         let id = node.id();
         let (inputs, inbox) = mpsc::channel();
         let (watch, publisher) = LeaderWatch::new();
-        let hub = Arc::new(Hub::new(self.event_capacity));
+        let hub = Arc::new(Hub::new(self.settings.event_capacity));
         // Subscribed before the node starts, so the first `events()` misses nothing.
         let first_events = hub.subscribe();
         let transport = Arc::new(transport);
@@ -182,7 +180,7 @@ impl Builder {
             expiries: self.timer_expiries,
         };
         let driver = Driver {
-            core: DriverCore::new(node, self.lease_margin, persist),
+            core: DriverCore::new(node, self.settings.lease_margin, persist),
             transport: transport.clone(),
             leader: publisher,
             hub: hub.clone(),

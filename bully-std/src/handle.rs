@@ -172,9 +172,7 @@ impl Handle {
     /// # Ok(()) }
     /// ```
     pub fn add_member(&self, member: NodeId, address: SocketAddr) -> Result<(), ChangeError> {
-        let (reply, answer) = mpsc::channel();
-        let change = Change::AddMember { member, address };
-        self.request(Input::Change { change, reply }, answer)?
+        self.change(Change::AddMember { member, address })
     }
 
     /// Removes `member` from the cluster at runtime: the node first (it sends the
@@ -182,9 +180,7 @@ impl Handle {
     /// refuses the member's frames from then on ([`Transport::remove_peer`](crate::Transport::remove_peer)).
     /// Nothing changes if the node refuses.
     pub fn remove_member(&self, member: NodeId) -> Result<(), ChangeError> {
-        let (reply, answer) = mpsc::channel();
-        let change = Change::RemoveMember(member);
-        self.request(Input::Change { change, reply }, answer)?
+        self.change(Change::RemoveMember(member))
     }
 
     /// Sends to `member`, a member other than this node, at `address` from now
@@ -210,9 +206,7 @@ impl Handle {
         member: NodeId,
         address: SocketAddr,
     ) -> Result<(), ChangeError> {
-        let (reply, answer) = mpsc::channel();
-        let change = Change::SetMemberAddress { member, address };
-        self.request(Input::Change { change, reply }, answer)?
+        self.change(Change::SetMemberAddress { member, address })
     }
 
     /// Replaces the transport's keys without a restart, one step of a rotation
@@ -227,9 +221,7 @@ impl Handle {
     /// # Ok(()) }
     /// ```
     pub fn set_auth(&self, auth: Auth) -> Result<(), ChangeError> {
-        let (reply, answer) = mpsc::channel();
-        let change = Change::SetAuth(Box::new(auth));
-        self.request(Input::Change { change, reply }, answer)?
+        self.change(Change::SetAuth(Box::new(auth)))
     }
 
     /// A subscription to the node's events. The first call's subscription starts
@@ -333,6 +325,12 @@ impl Handle {
     /// socket), are gone. For tests, demos and benchmarks.
     pub fn abort(mut self) {
         let _ = self.stop(Input::Abort);
+    }
+
+    /// Asks the driver to carry out `change`, and waits for its answer.
+    fn change(&self, change: Change) -> Result<(), ChangeError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(Input::Change { change, reply }, answer)?
     }
 
     fn request<R>(&self, input: Input, answer: mpsc::Receiver<R>) -> Result<R, DriverError> {

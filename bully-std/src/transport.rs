@@ -96,10 +96,7 @@ pub trait Transport: Send + Sync + 'static {
     /// hears of the member). The default refuses (`ErrorKind::Unsupported`).
     fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
         let _ = (member, address);
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this transport cannot add a peer",
-        ))
+        Err(unsupported("this transport cannot add a peer"))
     }
 
     /// Stops reaching `member`, removed from the cluster, and refuses what it
@@ -118,10 +115,7 @@ pub trait Transport: Send + Sync + 'static {
     /// before. The default refuses (`ErrorKind::Unsupported`).
     fn set_peer_address(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
         let _ = (member, address);
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this transport cannot change a peer's address",
-        ))
+        Err(unsupported("this transport cannot change a peer's address"))
     }
 
     /// Replaces the keys that authenticate frames, one step of a rotation (see
@@ -129,11 +123,13 @@ pub trait Transport: Send + Sync + 'static {
     /// does not authenticate.
     fn set_auth(&self, auth: Auth) -> io::Result<()> {
         let _ = auth;
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this transport has no keys",
-        ))
+        Err(unsupported("this transport has no keys"))
     }
+}
+
+/// What a default method answers: the transport cannot do what was asked.
+fn unsupported(what: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, what)
 }
 
 /// A transport behind a pointer is a transport: keep an `Arc` clone to read a

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use bully_core::driver::{DEFAULT_EVENT_CAPACITY, DriverCore, Persist};
+use bully_core::driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
 use tokio::sync::{broadcast, mpsc, watch};
 use tracing::Instrument;
@@ -67,16 +67,9 @@ where
 ///     .spawn(node, MemNetwork::new().endpoint(NodeId(1)));
 /// # handle.shutdown().await?; Ok(()) }
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Builder {
-    lease_margin: Option<Duration>,
-    event_capacity: usize,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder::new()
-    }
+    settings: Settings,
 }
 
 impl Builder {
@@ -85,22 +78,7 @@ impl Builder {
     /// [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
     /// (1024) events per subscriber.
     pub fn new() -> Builder {
-        Builder {
-            lease_margin: None,
-            event_capacity: DEFAULT_EVENT_CAPACITY,
-        }
-    }
-
-    /// With a quorum, how long before the end of its lease
-    /// ([`Node::exclusive_until`](bully_core::Node::exclusive_until)) this node's [`Leadership`](crate::Leadership)
-    /// ends: the time the work needs to notice the signal and stop, plus the
-    /// driver's own lateness. Keep it below the lease minus a heartbeat interval
-    /// and a round trip, or the leadership ends between two renewals. Without a
-    /// quorum it has no effect.
-    #[must_use]
-    pub fn lease_margin(mut self, margin: Duration) -> Builder {
-        self.lease_margin = Some(margin);
-        self
+        Builder::default()
     }
 
     /// How many events a [`Handle::events`] subscriber may fall behind before it
@@ -108,7 +86,19 @@ impl Builder {
     /// never lags). At least 1.
     #[must_use]
     pub fn event_capacity(mut self, capacity: usize) -> Builder {
-        self.event_capacity = capacity.max(1);
+        self.settings = self.settings.with_event_capacity(capacity);
+        self
+    }
+
+    /// With a quorum, how long before the end of its lease
+    /// ([`Node::exclusive_until`]) this node's [`Leadership`](crate::Leadership)
+    /// ends: the time the work needs to notice the signal and stop, plus the
+    /// driver's own lateness. Keep it below the lease minus a heartbeat interval
+    /// and a round trip, or the leadership ends between two renewals. Without a
+    /// quorum it has no effect.
+    #[must_use]
+    pub fn lease_margin(mut self, margin: Duration) -> Builder {
+        self.settings = self.settings.with_lease_margin(margin);
         self
     }
 
@@ -138,10 +128,10 @@ impl Builder {
         let id = node.id();
         let (commands, command_rx) = mpsc::channel(16);
         let (leader_tx, leader) = watch::channel(None);
-        let (event_tx, events) = broadcast::channel(self.event_capacity);
+        let (event_tx, events) = broadcast::channel(self.settings.event_capacity);
         let (leaderships, leadership) = Leaderships::new();
         let driver = Driver {
-            core: DriverCore::new(node, self.lease_margin, persist),
+            core: DriverCore::new(node, self.settings.lease_margin, persist),
             transport,
             commands: command_rx,
             leader: leader_tx,

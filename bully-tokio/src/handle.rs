@@ -200,9 +200,7 @@ impl Handle {
     /// # Ok(()) }
     /// ```
     pub async fn add_member(&self, member: NodeId, address: SocketAddr) -> Result<(), ChangeError> {
-        let (reply, answer) = oneshot::channel();
-        let change = Change::AddMember { member, address };
-        self.request(Command::Change(change, reply), answer).await?
+        self.change(Change::AddMember { member, address }).await
     }
 
     /// Removes `member` from the cluster at runtime: the node first (it sends the
@@ -210,9 +208,7 @@ impl Handle {
     /// refuses the member's frames from then on ([`Transport::remove_peer`](crate::Transport::remove_peer)).
     /// Nothing changes if the node refuses.
     pub async fn remove_member(&self, member: NodeId) -> Result<(), ChangeError> {
-        let (reply, answer) = oneshot::channel();
-        let change = Change::RemoveMember(member);
-        self.request(Command::Change(change, reply), answer).await?
+        self.change(Change::RemoveMember(member)).await
     }
 
     /// Sends to `member`, a member other than this node, at `address` from now
@@ -241,9 +237,8 @@ impl Handle {
         member: NodeId,
         address: SocketAddr,
     ) -> Result<(), ChangeError> {
-        let (reply, answer) = oneshot::channel();
-        let change = Change::SetMemberAddress { member, address };
-        self.request(Command::Change(change, reply), answer).await?
+        self.change(Change::SetMemberAddress { member, address })
+            .await
     }
 
     /// Replaces the transport's keys without a restart, one step of a rotation
@@ -258,9 +253,7 @@ impl Handle {
     /// # Ok(()) }
     /// ```
     pub async fn set_auth(&self, auth: Auth) -> Result<(), ChangeError> {
-        let (reply, answer) = oneshot::channel();
-        let change = Change::SetAuth(Box::new(auth));
-        self.request(Command::Change(change, reply), answer).await?
+        self.change(Change::SetAuth(Box::new(auth))).await
     }
 
     /// Every [`Event`] from now on, in order. A subscriber that falls more than
@@ -357,6 +350,12 @@ impl Handle {
     /// Whether the task has ended.
     pub fn is_finished(&self) -> bool {
         self.task.is_finished()
+    }
+
+    /// Asks the task to carry out `change`, and waits for its answer.
+    async fn change(&self, change: Change) -> Result<(), ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        self.request(Command::Change(change, reply), answer).await?
     }
 
     async fn request<R>(

@@ -53,11 +53,6 @@ impl MemTransport {
     pub fn id(&self) -> NodeId {
         self.id
     }
-
-    /// The network it belongs to.
-    pub fn network(&self) -> &MemNetwork {
-        &self.network
-    }
 }
 
 impl MemEndpoint for MemTransport {

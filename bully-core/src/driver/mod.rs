@@ -5,7 +5,8 @@
 //! leaves ([`Persister`]), membership and key changes applied to the node and
 //! the transport in the safe order ([`Change`], [`ChangeError`]), the driver's
 //! counters ([`DriverStats`]), when each member was last heard ([`LastHeard`]),
-//! and the in-memory network both drivers test with ([`MemNetwork`]).
+//! the settings every driver's `Builder` has ([`Settings`]), and the in-memory
+//! network both drivers test with ([`MemNetwork`]).
 //!
 //! [`DriverCore`] puts the first five together: a driver owns one, feeds it what
 //! its runtime receives and the clock's readings, and carries out what it asks
@@ -47,6 +48,7 @@ mod heard;
 mod mem;
 mod permit;
 mod persist;
+mod settings;
 mod stats;
 #[cfg(test)]
 mod tests;
@@ -58,10 +60,5 @@ pub use heard::LastHeard;
 pub use mem::{MemEndpoint, MemNetwork, MemStats};
 pub use permit::{Permission, PermitChange, WorkPermit};
 pub use persist::{Persist, Persister};
+pub use settings::{DEFAULT_EVENT_CAPACITY, Settings};
 pub use stats::DriverStats;
-
-/// How many events a subscriber of a driver's events may fall behind before it
-/// misses the oldest, unless the driver's `Builder::event_capacity` says
-/// otherwise. Leadership events come a handful per failover, so only a reader
-/// that stopped reading falls this far behind.
-pub const DEFAULT_EVENT_CAPACITY: usize = 1024;

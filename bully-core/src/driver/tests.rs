@@ -50,6 +50,23 @@ fn the_default_margin_is_a_quarter_of_the_lease() {
 }
 
 #[test]
+fn the_settings_default_to_the_configs_margin_and_1024_events_and_hold_at_least_one() {
+    let settings = Settings::default();
+    assert_eq!(
+        (settings.lease_margin, settings.event_capacity),
+        (None, 1024)
+    );
+    let chosen = settings
+        .with_lease_margin(Duration::from_millis(70))
+        .with_event_capacity(0);
+    assert_eq!(chosen.lease_margin, Some(Duration::from_millis(70)));
+    assert_eq!(
+        chosen.event_capacity, 1,
+        "a channel of none could hold nothing"
+    );
+}
+
+#[test]
 fn a_permit_opens_is_renewed_lapses_and_reopens_as_a_new_leadership() {
     let t0 = Instant::now();
     let mut node = lone_leader(t0);

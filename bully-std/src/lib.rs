@@ -1,3 +1,4 @@
+// The crate root: its documentation is the README; below, the modules and what they export.
 #![doc = include_str!("../README.md")]
 // docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
 // show which one.

@@ -36,8 +36,8 @@ use bully_core::{Config, Node, NodeId, Quorum};
 use bully_std::{Builder, Handle, MemNetwork};
 
 mod support;
+use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 use support::faulty::{Faults, FaultyTransport};
-use support::work::{Interval, WorkLog, assert_w1, closest_hand_over, overlapping};
 
 const WAIT: Duration = Duration::from_secs(30);
 const MEMBERS: [NodeId; 5] = [NodeId(1), NodeId(2), NodeId(3), NodeId(4), NodeId(5)];
@@ -246,7 +246,9 @@ fn w1_holds(name: &str, setup: Setup, leaderships: usize, story: fn(&mut Cluster
     story(&mut cluster);
     let faults = cluster.faults.clone();
     let intervals = cluster.finish();
-    assert_w1(name, &intervals, leaderships);
+    if let Err(violation) = check_w1(&intervals, leaderships) {
+        panic!("{name}: {violation}\nwhole log: {intervals:#?}");
+    }
     let five = |id: NodeId| id == NodeId(5);
     println!(
         "{name}: {} jobs, 0 overlapping; closest hand-over from 5 {:?}, back to 5 {:?}; \

@@ -41,9 +41,9 @@ use bully_tokio::UdpTransport;
 
 mod sim_socket;
 mod support;
+use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 use sim_socket::SimSocket;
 use support::lossy::{Loss, LossySocket};
-use support::work::{Interval, WorkLog, assert_w1, closest_hand_over, overlapping};
 
 const PORT: u16 = 7000;
 const N: u64 = 5;
@@ -409,7 +409,9 @@ fn w1_holds(name: &str, setup: Setup, leaderships: usize, story: fn(&mut Cluster
         let mut cluster = Cluster::new(seed, setup);
         story(&mut cluster);
         let intervals = cluster.intervals();
-        assert_w1(&format!("{name}, seed {seed}"), &intervals, leaderships);
+        if let Err(violation) = check_w1(&intervals, leaderships) {
+            panic!("{name}, seed {seed}: {violation}\nwhole log: {intervals:#?}");
+        }
         jobs += intervals.len();
         tokens += intervals
             .iter()
@@ -550,32 +552,4 @@ fn without_a_quorum_the_cut_off_leader_keeps_working_beside_the_new_one() {
         "without a quorum: {} seeds, {overlapping_pairs} overlapping pairs, {overlapping_time:?} of overlap in all",
         seeds()
     );
-}
-
-#[test]
-fn the_overlap_check_sees_an_overlap_and_a_token_going_back() {
-    use bully_core::{FencingToken, Term};
-    let token = |term, leader| FencingToken {
-        term: Term(term),
-        leader: NodeId(leader),
-    };
-    let ms = Duration::from_millis;
-    let job = |host, term, start, end: Option<u64>| Interval {
-        host: NodeId(host),
-        token: token(term, host),
-        start: ms(start),
-        end: end.map(ms),
-    };
-    // 5 works until 100 ms, 4 from 100 ms: touching is not overlapping.
-    let handed_over = [job(5, 1, 0, Some(100)), job(4, 2, 100, None)];
-    assert!(overlapping(&handed_over).is_empty());
-    assert!(support::work::tokens_going_back(&handed_over).is_empty());
-    // 5 still works at 101 ms, and an unfinished job overlaps everything after.
-    let late = [job(5, 1, 0, Some(101)), job(4, 2, 100, None)];
-    assert_eq!(overlapping(&late).len(), 1);
-    let unfinished = [job(5, 1, 0, None), job(4, 2, 500, Some(600))];
-    assert_eq!(overlapping(&unfinished).len(), 1);
-    // A later job under an older token.
-    let back = [job(4, 2, 0, Some(10)), job(5, 1, 20, Some(30))];
-    assert_eq!(support::work::tokens_going_back(&back).len(), 1);
 }

@@ -5,8 +5,9 @@
 //! leaves ([`Persister`]), membership and key changes applied to the node and
 //! the transport in the safe order ([`Change`], [`ChangeError`]), the driver's
 //! counters ([`DriverStats`]), when each member was last heard ([`LastHeard`]),
-//! the settings every driver's `Builder` has ([`Settings`]), and the in-memory
-//! network both drivers test with ([`MemNetwork`]).
+//! the settings every driver's `Builder` has ([`Settings`]), and what both
+//! drivers test with: the in-memory network ([`MemNetwork`]) and the W1 check
+//! on a log of work intervals ([`WorkLog`], [`check_w1`]).
 //!
 //! [`DriverCore`] puts the first five together: a driver owns one, feeds it what
 //! its runtime receives and the clock's readings, and carries out what it asks
@@ -52,6 +53,7 @@ mod settings;
 mod stats;
 #[cfg(test)]
 mod tests;
+mod work;
 
 pub use change::{Change, Peers, apply};
 pub use core::DriverCore;
@@ -62,3 +64,6 @@ pub use permit::{Permission, PermitChange, WorkPermit};
 pub use persist::{Persist, Persister};
 pub use settings::{DEFAULT_EVENT_CAPACITY, Settings};
 pub use stats::DriverStats;
+pub use work::{
+    Interval, W1Violation, WorkLog, check_w1, closest_hand_over, overlapping, tokens_going_back,
+};

@@ -12,15 +12,14 @@ use bully_core::{CommandError, Config, Node, NodeId};
 use bully_tokio::{ChangeError, Handle, UdpTransport};
 use tokio::net::UdpSocket;
 
+mod support;
+use support::udp::bind;
+
 const GIVE_UP: Duration = Duration::from_secs(20);
 const CLUSTER: ClusterId = ClusterId(0xB012);
 
 fn config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(200))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
+    support::config::loopback()
 }
 
 fn key(id: u32) -> Key {
@@ -39,13 +38,6 @@ struct Member {
     handle: Handle,
     addr: SocketAddr,
 }
-
-async fn bind() -> (UdpSocket, SocketAddr) {
-    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let addr = socket.local_addr().unwrap();
-    (socket, addr)
-}
-
 fn start(
     id: NodeId,
     socket: UdpSocket,
@@ -78,16 +70,7 @@ async fn cluster(members: &[NodeId]) -> Vec<Member> {
 }
 
 async fn agree_on<'a>(handles: impl IntoIterator<Item = &'a Handle>, expected: NodeId) {
-    for handle in handles {
-        let mut leader = handle.leader_watch();
-        tokio::time::timeout(
-            GIVE_UP,
-            leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("node {} never named {expected}", handle.id()))
-        .unwrap();
-    }
+    support::agree::agree_on(handles, expected, GIVE_UP).await;
 }
 
 /// Datagrams that reached a member's socket: accepted or refused.

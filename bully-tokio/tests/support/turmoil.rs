@@ -35,11 +35,7 @@ pub(crate) fn members(n: u64) -> Vec<NodeId> {
 /// within 1..=5 ms here; its 1 ms tick adds a millisecond of processing
 /// granularity.
 pub(crate) fn config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(150))
-        .with_max_message_delay(Duration::from_millis(6))
-        .with_max_processing_time(Duration::from_millis(2))
+    super::config::instant().with_max_message_delay(Duration::from_millis(6))
 }
 
 /// How many simulator seeds each story runs (`BULLY_TURMOIL_SEEDS`, default 16).

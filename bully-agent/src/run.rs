@@ -255,7 +255,7 @@ async fn serve(
         let leadership = tokio::select! {
             biased;
             () = shutdown.cancelled() => break 0,
-            leadership = view.handle.leadership() => match leadership {
+            leadership = view.handle.leadership(Duration::MAX) => match leadership {
                 Ok(leadership) => leadership,
                 Err(error) => {
                     tracing::error!(%error, "the node stopped");

@@ -141,7 +141,7 @@ impl View {
     pub async fn status(&self) -> Result<Status, DriverError> {
         let id = self.handle.id();
         let heard = self.handle.last_heard().await?;
-        let leader = *self.handle.leader().borrow();
+        let leader = self.handle.leader();
         let working = self
             .handle
             .current_leadership()

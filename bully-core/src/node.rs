@@ -19,6 +19,7 @@ use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use crate::config::{Algorithm, Config, ConfigError, Quorum, Timings};
+use crate::driver::WorkPermit;
 use crate::event::{Event, FencingToken, Leader, Role};
 use crate::members::{Members, Membership};
 use crate::message::{Message, NodeId, Term, Transmit};
@@ -357,8 +358,8 @@ impl Node {
     }
 
     /// Whether this node may do work only the leader may do at `now`, stopping
-    /// `margin` before its lease runs out: the fencing token to do it under, and
-    /// the instant the permission ends unless a quorum renews the lease (`None`
+    /// `margin` before its lease runs out: a [`WorkPermit`], the fencing token to
+    /// do it under and the instant the permission ends unless a quorum renews the lease (`None`
     /// without a quorum: it ends only when the leadership does). `None` when it
     /// may not. The drivers' `Leadership` is this, re-read after every input.
     ///
@@ -371,27 +372,27 @@ impl Node {
     /// let now = Instant::now();
     /// node.start_election(now);
     /// let margin = config.default_lease_margin();
-    /// let (token, until) = node.may_work_until(now, margin).expect("alone, it leads");
-    /// assert_eq!(token.leader, NodeId(1));
-    /// let until = until.expect("with a quorum the permission has an end");
+    /// let permit = node.may_work_until(now, margin).expect("alone, it leads");
+    /// assert_eq!(permit.token.leader, NodeId(1));
+    /// let until = permit.until.expect("with a quorum the permission has an end");
     /// assert_eq!(until, node.exclusive_until().unwrap() - margin);
     /// assert!(node.may_work_until(until, margin).is_none(), "not at its end");
     /// # Ok::<(), bully_core::ConfigError>(())
     /// ```
-    pub fn may_work_until(
-        &self,
-        now: Instant,
-        margin: Duration,
-    ) -> Option<(FencingToken, Option<Instant>)> {
+    pub fn may_work_until(&self, now: Instant, margin: Duration) -> Option<WorkPermit> {
         let leader = self.leader.filter(|leader| leader.id == self.id)?;
         if self.role() != Role::Leader {
             return None;
         }
+        let token = leader.token();
         if self.config.quorum() == Quorum::None {
-            return Some((leader.token(), None));
+            return Some(WorkPermit { token, until: None });
         }
         let until = self.exclusive_until()?.checked_sub(margin)?;
-        (now < until).then_some((leader.token(), Some(until)))
+        (now < until).then_some(WorkPermit {
+            token,
+            until: Some(until),
+        })
     }
 
     /// The highest term this node has seen or started. Never decreases.

@@ -1,15 +1,18 @@
-//! The driver thread: owns the `Node`, waits on one channel of [`Input`]s with the
-//! node's deadline as the timeout, and publishes what the node says.
+//! The driver thread: owns the `Node` (inside a [`DriverCore`]), waits on one
+//! channel of [`Input`]s with the node's deadline as the timeout, and publishes
+//! what the node says; and the receiver thread that feeds it.
 
+use std::collections::BTreeMap;
+use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use bully_core::driver::{Change, DriverCore, DriverStats, Peers};
 use bully_core::wire::Auth;
-use bully_core::{CommandError, DurableState, Event, Message, Node, NodeId};
+use bully_core::{CommandError, Event, Message, NodeId};
 
-use crate::change::ChangeError;
+use crate::error::ChangeError;
 use crate::events::Hub;
-use crate::handle::DriverStats;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering, back_off, mpsc};
 use crate::transport::Transport;
 use crate::watch::Publisher;
@@ -38,20 +41,13 @@ pub(crate) enum Input {
     },
     /// `Handle::stats`.
     Stats { reply: mpsc::Sender<DriverStats> },
-    /// `Handle::add_member`.
-    AddMember {
-        member: NodeId,
-        address: SocketAddr,
-        reply: mpsc::Sender<Result<(), ChangeError>>,
+    /// `Handle::last_heard`.
+    LastHeard {
+        reply: mpsc::Sender<BTreeMap<NodeId, Duration>>,
     },
-    /// `Handle::remove_member`.
-    RemoveMember {
-        member: NodeId,
-        reply: mpsc::Sender<Result<(), ChangeError>>,
-    },
-    /// `Handle::set_auth`.
-    SetAuth {
-        auth: Box<Auth>,
+    /// `Handle::add_member`, `remove_member`, `set_member_address`, `set_auth`.
+    Change {
+        change: Change,
         reply: mpsc::Sender<Result<(), ChangeError>>,
     },
     /// Step down if leading, send what that says, and stop.
@@ -136,26 +132,39 @@ pub(crate) type DriverInbox = ChannelInbox;
 #[cfg(loom)]
 pub(crate) type DriverInbox = ModelInbox;
 
-/// What `spawn_persisting` calls with the node's durable state.
-pub(crate) type Persist = Box<dyn FnMut(DurableState) + Send>;
-
-/// The driver thread's state: the node and where its outputs go.
+/// The driver thread's state: the node and what the driver keeps beside it, and
+/// where its outputs go.
 pub(crate) struct Driver<T> {
-    pub(crate) node: Node,
+    pub(crate) core: DriverCore,
     pub(crate) transport: Arc<T>,
     pub(crate) leader: Publisher,
     pub(crate) hub: Arc<Hub>,
     pub(crate) recv_errors: Arc<AtomicU64>,
-    pub(crate) persist: Option<Persist>,
-    /// The durable state last handed to `persist` (or the node's at creation).
-    pub(crate) persisted: DurableState,
-    pub(crate) stats: DriverStats,
     /// The events of the current input, reused.
     pub(crate) batch: Vec<Event>,
-    /// How long before the end of its lease a leadership ends.
-    pub(crate) lease_margin: Duration,
-    /// When the open leadership must end unless the lease is renewed.
-    pub(crate) guard: Option<Instant>,
+}
+
+/// The transport as the table of peers a [`Change`] reaches.
+struct TransportPeers<'a, T>(&'a T);
+
+impl<T: Transport> Peers for TransportPeers<'_, T> {
+    type Error = io::Error;
+
+    fn add_peer(&mut self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        self.0.add_peer(member, address)
+    }
+
+    fn remove_peer(&mut self, member: NodeId) -> io::Result<()> {
+        self.0.remove_peer(member)
+    }
+
+    fn set_peer_address(&mut self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        self.0.set_peer_address(member, address)
+    }
+
+    fn set_auth(&mut self, auth: Auth) -> io::Result<()> {
+        self.0.set_auth(auth)
+    }
 }
 
 impl<T: Transport> Driver<T> {
@@ -167,62 +176,57 @@ impl<T: Transport> Driver<T> {
         // Whatever happens below, even a panic, subscribers are told nothing more
         // is coming (and dropping `self.leader` does the same for the watch).
         let _close = CloseOnDrop(self.hub.clone());
-        self.node.start(inbox.now());
+        self.core.start(inbox.now());
         self.flush(inbox.now());
+        let mut armed = None;
         loop {
-            let deadline = match (self.node.poll_timeout(), self.guard) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let deadline = self.core.deadline();
+            if deadline != armed {
+                if deadline.is_some() {
+                    self.core.stats_mut().timer_resets += 1;
+                }
+                armed = deadline;
+            }
             let input = inbox.recv_until(deadline);
             let now = inbox.now();
-            self.stats.wakeups += 1;
+            self.core.woke();
             let mut reply = None;
             match input {
                 None => {}
                 Some(Input::Message { from, message }) => {
-                    self.stats.messages_received += 1;
-                    self.node.handle_message(now, from, message);
+                    self.core.handle_message(now, from, message);
                 }
                 Some(Input::StepDown { reply: to }) => {
-                    let stepped_down = self.node.step_down(now);
+                    let stepped_down = self.core.node_mut().step_down(now);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
                 Some(Input::WorkStopped { reply: to }) => {
-                    self.node.work_stopped(now);
+                    self.core.node_mut().work_stopped(now);
                     reply = Some(Reply::WorkStopped(to));
                 }
                 Some(Input::AbstainFor {
                     duration,
                     reply: to,
                 }) => {
-                    let until = now.checked_add(duration).unwrap_or(now);
-                    let stepped_down = self.node.abstain_until(now, until);
+                    let stepped_down = self.core.abstain_for(now, duration);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
                 Some(Input::Suspect { member, reply: to }) => {
-                    let result = self.node.suspect(now, member);
+                    let result = self.core.node_mut().suspect(now, member);
                     reply = Some(Reply::Suspect(to, result));
                 }
                 Some(Input::Stats { reply: to }) => reply = Some(Reply::Stats(to)),
-                Some(Input::AddMember {
-                    member,
-                    address,
-                    reply: to,
-                }) => reply = Some(Reply::Change(to, self.add_member(now, member, address))),
-                Some(Input::RemoveMember { member, reply: to }) => {
-                    reply = Some(Reply::Change(to, self.remove_member(now, member)));
-                }
-                Some(Input::SetAuth { auth, reply: to }) => {
-                    let result = self.transport.set_auth(*auth).map_err(ChangeError::from);
-                    reply = Some(Reply::Change(to, result));
+                Some(Input::LastHeard { reply: to }) => reply = Some(Reply::LastHeard(to)),
+                Some(Input::Change { change, reply: to }) => {
+                    let peers = &mut TransportPeers(&*self.transport);
+                    reply = Some(Reply::Change(to, self.core.change(now, peers, change)));
                 }
                 Some(Input::Shutdown) => {
                     // Graceful: a leader tells the others (Resign) so they elect at
                     // once instead of waiting out the leader timeout; with a
                     // resign delay, only if its work was said to have stopped
                     // (`Handle::work_stopped`).
-                    self.node.step_down(now);
+                    self.core.node_mut().step_down(now);
                     self.flush(now);
                     return (self.stats(), inbox);
                 }
@@ -230,14 +234,7 @@ impl<T: Transport> Driver<T> {
             }
             // Timers are due by the clock, not only when the wait timed out: a
             // steady stream of messages must not starve them.
-            if self
-                .node
-                .poll_timeout()
-                .is_some_and(|deadline| deadline <= now)
-            {
-                self.stats.timeouts += 1;
-                self.node.handle_timeout(now);
-            }
+            self.core.handle_timeout(now);
             self.flush(now);
             // Reply last, so that a caller of `step_down` sees its effect published.
             match reply {
@@ -254,6 +251,9 @@ impl<T: Transport> Driver<T> {
                 Some(Reply::Stats(to)) => {
                     let _ = to.send(self.stats());
                 }
+                Some(Reply::LastHeard(to)) => {
+                    let _ = to.send(self.core.last_heard(now));
+                }
                 Some(Reply::Change(to, result)) => {
                     let _ = to.send(result);
                 }
@@ -261,72 +261,34 @@ impl<T: Transport> Driver<T> {
         }
     }
 
-    fn add_member(
-        &mut self,
-        now: Instant,
-        member: NodeId,
-        address: SocketAddr,
-    ) -> Result<(), ChangeError> {
-        if self.node.members().binary_search(&member).is_ok() {
-            return Err(CommandError::AlreadyMember(member).into());
-        }
-        // The transport first, so the node's first message to it has a route.
-        self.transport.add_peer(member, address)?;
-        if let Err(error) = self.node.add_member(now, member) {
-            let _ = self.transport.remove_peer(member);
-            return Err(error.into());
-        }
-        Ok(())
-    }
-
-    fn remove_member(&mut self, now: Instant, member: NodeId) -> Result<(), ChangeError> {
-        // The node first: it sends the member nothing more from here on.
-        self.node.remove_member(now, member)?;
-        self.transport.remove_peer(member)?;
-        Ok(())
-    }
-
     /// The rule: the leadership first (work that must stop is told before
     /// anything else happens), durable state (before any message that depends on
     /// it), then transmits, then events (the leader before them), then the
     /// timeout, which the loop reads.
     fn flush(&mut self, now: Instant) {
-        let open = self.node.may_work_until(now, self.lease_margin);
-        self.leader.publish_leadership(open.map(|(token, _)| token));
-        self.guard = open.and_then(|(_, until)| until);
-        if let Some(persist) = &mut self.persist {
-            let state = self.node.durable_state();
-            if state != self.persisted {
-                persist(state);
-                self.persisted = state;
-            }
+        let leader = &mut self.leader;
+        self.core
+            .before_send(now, |change| leader.publish_permit(change));
+        while let Some(transmit) = self.core.poll_transmit() {
+            let sent = self.transport.send(transmit.to, &transmit.message);
+            self.core.sent(sent.is_ok());
         }
-        while let Some(transmit) = self.node.poll_transmit() {
-            match self.transport.send(transmit.to, &transmit.message) {
-                Ok(()) => self.stats.messages_sent += 1,
-                Err(_) => self.stats.send_errors += 1,
-            }
-        }
-        while let Some(event) = self.node.poll_event() {
+        while let Some(event) = self.core.poll_event() {
             self.batch.push(event);
         }
         // Publish the leader first: a reader that got an event never reads an
         // older leader than that event's.
-        self.leader.publish(self.node.leader());
+        self.leader.publish(self.core.leader());
         self.hub.publish(&self.batch);
         self.batch.clear();
     }
 
     fn stats(&self) -> DriverStats {
-        DriverStats {
-            recv_errors: self.recv_errors.load(Ordering::Relaxed),
-            transport_dropped: self.transport.dropped(),
-            node: *self.node.stats(),
-            role: self.node.role(),
-            term: self.node.term(),
-            leader: self.node.leader(),
-            ..self.stats
-        }
+        let mut stats = self.core.stats();
+        stats.recv_errors = self.recv_errors.load(Ordering::Relaxed);
+        stats.transport_dropped = self.transport.dropped();
+        stats.wire = self.transport.wire_stats();
+        stats
     }
 }
 
@@ -339,6 +301,7 @@ enum Reply {
         Result<(), CommandError>,
     ),
     Stats(mpsc::Sender<DriverStats>),
+    LastHeard(mpsc::Sender<BTreeMap<NodeId, Duration>>),
     Change(
         mpsc::Sender<Result<(), ChangeError>>,
         Result<(), ChangeError>,

@@ -1,19 +1,15 @@
-//! [`DriverError`]: why a [`Handle`](crate::Handle) call did not do what was asked.
+//! The errors of the [`Handle`](crate::Handle)'s calls: [`DriverError`] and
+//! [`ChangeError`], bully-tokio's too (both written once, in
+//! `bully_core::driver`), here with the transport's `io::Error`.
 
-/// Why a call on a [`Handle`](crate::Handle) or a [`LeaderWatch`](crate::LeaderWatch)
-/// failed. (The same name and the same first variants as bully-tokio's.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DriverError {
-    /// The driver thread has stopped (after a shutdown, an abort, or a panic):
-    /// there is no node to ask any more.
-    #[error("the driver thread has stopped")]
-    Stopped,
-    /// One of the threads the handle started panicked (a bug: please report it).
-    /// The others were still stopped and joined.
-    #[error("a bully-std thread panicked")]
-    Panicked,
-    /// A wait ran out before its condition held.
-    #[error("timed out")]
-    Timeout,
-}
+use std::io;
+
+pub use bully_core::driver::DriverError;
+
+/// Why [`Handle::add_member`](crate::Handle::add_member),
+/// [`remove_member`](crate::Handle::remove_member),
+/// [`set_member_address`](crate::Handle::set_member_address) or
+/// [`set_auth`](crate::Handle::set_auth) changed nothing: the node refused
+/// ([`CommandError`](bully_core::CommandError)), the transport refused (an
+/// [`io::Error`]), or the driver has stopped ([`DriverError`]).
+pub type ChangeError = bully_core::driver::ChangeError<io::Error>;

@@ -2,11 +2,11 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bully_core::Event;
 
-use crate::sync::{Arc, Condvar, Mutex, lock, wait_timeout};
+use crate::sync::{Arc, Condvar, Mutex, lock, wait_until};
 
 /// Why [`Events`] returned no event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -89,21 +89,8 @@ impl Events {
 
     /// Blocks at most `timeout` for the next event: `Ok(None)` if none came.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<Event>, RecvError> {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut state = lock(&self.queue.state);
-        loop {
-            if let Some(result) = take(&mut state) {
-                return result.map(Some);
-            }
-            let left = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::MAX,
-            };
-            if left.is_zero() {
-                return Ok(None);
-            }
-            state = wait_timeout(&self.queue.ready, state, left);
-        }
+        let queue = &self.queue;
+        wait_until(&queue.state, &queue.ready, timeout, take).transpose()
     }
 
     /// The next event if one is waiting: `Ok(None)` if none is.

@@ -1,13 +1,12 @@
 //! [`Leadership`]: this node's leadership as a scope for work, with a flag and a
-//! blocking wait.
+//! blocking wait, and the signal the driver raises when it ends.
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
 use bully_core::FencingToken;
 
-use crate::sync::{Arc, AtomicBool, Ordering, lock, wait_timeout};
-use crate::watch::Cell;
+use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering, lock, wait_until};
 
 /// One leadership of this node, as a scope for work only the leader may do: the
 /// fencing token to hand to storage, and a flag raised when the work must stop.
@@ -27,13 +26,24 @@ use crate::watch::Cell;
 ///
 /// Cheap to clone and to send to other threads. Get one from
 /// [`Handle::leadership`](crate::Handle::leadership), or let
-/// [`LeaderWatch::run_while_leader`](crate::LeaderWatch::run_while_leader) hand you
-/// each.
+/// [`Handle::run_while_leader`](crate::Handle::run_while_leader) hand you each.
 #[derive(Clone)]
 pub struct Leadership {
     token: FencingToken,
-    ended: Arc<AtomicBool>,
-    cell: Arc<Cell>,
+    signal: Arc<Signal>,
+}
+
+/// What the driver raises when a leadership ends, and where it moves its end.
+///
+/// The flag is an atomic, so that [`Leadership::is_current`] costs one load; it
+/// is raised under `until`'s lock, so a waiter that found it lowered and is about
+/// to wait cannot miss the notification.
+#[derive(Debug)]
+pub(crate) struct Signal {
+    ended: AtomicBool,
+    /// The permit's end, as of the latest renewal.
+    until: Mutex<Option<Instant>>,
+    changed: Condvar,
 }
 
 impl fmt::Debug for Leadership {
@@ -46,8 +56,30 @@ impl fmt::Debug for Leadership {
 }
 
 impl Leadership {
-    pub(crate) fn new(token: FencingToken, ended: Arc<AtomicBool>, cell: Arc<Cell>) -> Leadership {
-        Leadership { token, ended, cell }
+    /// A leadership of `token` that ends at `until` unless renewed.
+    pub(crate) fn open(token: FencingToken, until: Option<Instant>) -> Leadership {
+        let signal = Signal {
+            ended: AtomicBool::new(false),
+            until: Mutex::new(until),
+            changed: Condvar::new(),
+        };
+        Leadership {
+            token,
+            signal: Arc::new(signal),
+        }
+    }
+
+    /// Raises the flag and wakes every waiter: the driver's side.
+    pub(crate) fn end(&self) {
+        let until = lock(&self.signal.until);
+        self.signal.ended.store(true, Ordering::Release);
+        drop(until);
+        self.signal.changed.notify_all();
+    }
+
+    /// Moves the end of the leadership: a quorum renewed its lease.
+    pub(crate) fn renew(&self, until: Option<Instant>) {
+        *lock(&self.signal.until) = until;
     }
 
     /// The fencing token `(term, leader)` of this leadership: pass it with every
@@ -60,26 +92,25 @@ impl Leadership {
     /// guarantee is about to lapse. One atomic load: cheap enough for every step
     /// of a loop.
     pub fn is_current(&self) -> bool {
-        !self.ended.load(Ordering::Acquire)
+        !self.signal.ended.load(Ordering::Acquire)
+    }
+
+    /// The instant at which the flag is raised unless a quorum renews the lease
+    /// first: [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus
+    /// the lease margin, as of the latest renewal. `None` without a quorum (the
+    /// flag then follows the node's belief only), and once the leadership ended.
+    ///
+    /// For a watchdog outside the driver (another process, say) that must stop
+    /// the work on time even if this process stops being scheduled.
+    pub fn deadline(&self) -> Option<Instant> {
+        let until = *lock(&self.signal.until);
+        if self.is_current() { until } else { None }
     }
 
     /// Blocks until the flag is raised, at most `timeout` (`Duration::MAX`: for
     /// as long as it takes). Returns whether it was raised.
     pub fn wait_ended(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut state = lock(&self.cell.state);
-        loop {
-            if !self.is_current() {
-                return true;
-            }
-            let left = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::MAX,
-            };
-            if left.is_zero() {
-                return false;
-            }
-            state = wait_timeout(&self.cell.changed, state, left);
-        }
+        let raised = |_: &mut Option<Instant>| (!self.is_current()).then_some(());
+        wait_until(&self.signal.until, &self.signal.changed, timeout, raised).is_some()
     }
 }

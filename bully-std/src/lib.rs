@@ -1,3 +1,4 @@
+// The crate root: its documentation is the README; below, the modules and what they export.
 #![doc = include_str!("../README.md")]
 // docs.rs builds with `--cfg docsrs` on nightly: items behind a feature
 // show which one.
@@ -5,24 +6,29 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod change;
-mod channel;
+mod builder;
 mod driver;
 mod error;
 mod events;
 mod handle;
 mod leadership;
+mod mem;
 mod sync;
 mod transport;
 mod udp;
 mod watch;
 
-pub use change::ChangeError;
-pub use channel::{ChannelNetwork, ChannelStats, ChannelTransport};
-pub use error::DriverError;
+pub use builder::{Builder, spawn, spawn_persisting};
+pub use error::{ChangeError, DriverError};
 pub use events::{Events, RecvError};
-pub use handle::{Builder, DriverStats, Handle, spawn, spawn_persisting};
+pub use handle::Handle;
 pub use leadership::Leadership;
+pub use mem::{MemNetwork, MemStats, MemTransport};
+
+/// The driver's and the node's counters (bully-tokio's too: written once, in
+/// `bully_core::driver`).
+#[doc(no_inline)]
+pub use bully_core::driver::DriverStats;
 pub use transport::Transport;
 pub use udp::{UdpSetupError, UdpTransport};
 
@@ -43,7 +49,7 @@ mod tests {
         send_sync::<crate::Events>();
         send_sync::<crate::Leadership>();
         send_sync::<crate::UdpTransport>();
-        send_sync::<crate::ChannelTransport>();
-        send_sync::<crate::ChannelNetwork>();
+        send_sync::<crate::MemTransport>();
+        send_sync::<crate::MemNetwork>();
     }
 }

@@ -44,6 +44,32 @@ pub(crate) fn wait_timeout<'a, T>(
         .unwrap_or_else(|poisoned| poisoned.into_inner().0)
 }
 
+/// Waits on `condvar` (notified under `mutex`) until `ready` returns a value, at
+/// most `timeout` (`Duration::MAX`: for as long as it takes); `None` if the time
+/// ran out first. `ready` is asked at once, then after every wake-up.
+pub(crate) fn wait_until<T, R>(
+    mutex: &Mutex<T>,
+    condvar: &Condvar,
+    timeout: std::time::Duration,
+    mut ready: impl FnMut(&mut T) -> Option<R>,
+) -> Option<R> {
+    let deadline = std::time::Instant::now().checked_add(timeout);
+    let mut guard = lock(mutex);
+    loop {
+        if let Some(value) = ready(&mut guard) {
+            return Some(value);
+        }
+        let left = match deadline {
+            Some(deadline) => deadline.saturating_duration_since(std::time::Instant::now()),
+            None => std::time::Duration::MAX,
+        };
+        if left.is_zero() {
+            return None;
+        }
+        guard = wait_timeout(condvar, guard, left);
+    }
+}
+
 /// Backs off after a transport error, so that a broken socket does not spin.
 pub(crate) fn back_off(duration: std::time::Duration) {
     #[cfg(loom)]

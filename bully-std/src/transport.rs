@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bully_core::wire::Auth;
+use bully_core::wire::{Auth, WireStats};
 use bully_core::{Message, NodeId};
 
 /// A blocking, datagram-like link to the other members of the cluster.
@@ -19,7 +19,7 @@ use bully_core::{Message, NodeId};
 /// authenticate, and counts it, rather than returning an error for it.
 ///
 /// Implementations in this crate: [`UdpTransport`](crate::UdpTransport) (real
-/// sockets, authenticated frames) and [`ChannelTransport`](crate::ChannelTransport)
+/// sockets, authenticated frames) and [`MemTransport`](crate::MemTransport)
 /// (an in-process network for tests).
 ///
 /// A custom transport (a serial bus, a message broker) only has to move
@@ -84,15 +84,19 @@ pub trait Transport: Send + Sync + 'static {
         0
     }
 
+    /// The wire codec's counters (frames refused by reason), for a transport that
+    /// speaks [`bully_core::wire`]: reported in
+    /// [`DriverStats::wire`](crate::DriverStats::wire). The default has none.
+    fn wire_stats(&self) -> Option<WireStats> {
+        None
+    }
+
     /// Starts reaching `member`, added to the cluster at runtime, at `address`
     /// ([`Handle::add_member`](crate::Handle::add_member) calls it before the node
     /// hears of the member). The default refuses (`ErrorKind::Unsupported`).
     fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
         let _ = (member, address);
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this transport cannot add a peer",
-        ))
+        Err(unsupported("this transport cannot add a peer"))
     }
 
     /// Stops reaching `member`, removed from the cluster, and refuses what it
@@ -104,68 +108,69 @@ pub trait Transport: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Sends to `member`, already a member, at `address` from now on: it moved
+    /// (its host name resolves to a new address), or its address was not known
+    /// until now ([`Handle::set_member_address`](crate::Handle::set_member_address)
+    /// calls it). What the member sends is accepted from any source address, as
+    /// before. The default refuses (`ErrorKind::Unsupported`).
+    fn set_peer_address(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        let _ = (member, address);
+        Err(unsupported("this transport cannot change a peer's address"))
+    }
+
     /// Replaces the keys that authenticate frames, one step of a rotation (see
     /// [`Auth`]). The default refuses (`ErrorKind::Unsupported`): the transport
     /// does not authenticate.
     fn set_auth(&self, auth: Auth) -> io::Result<()> {
         let _ = auth;
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this transport has no keys",
-        ))
+        Err(unsupported("this transport has no keys"))
     }
 }
 
-/// A shared transport is a transport: keep an `Arc` clone to read a transport's
-/// counters while the driver runs.
-impl<T: Transport + ?Sized> Transport for Arc<T> {
-    fn send(&self, to: NodeId, message: &Message) -> io::Result<()> {
-        (**self).send(to, message)
-    }
-
-    fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>> {
-        (**self).recv(timeout)
-    }
-
-    fn dropped(&self) -> u64 {
-        (**self).dropped()
-    }
-
-    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
-        (**self).add_peer(member, address)
-    }
-
-    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
-        (**self).remove_peer(member)
-    }
-
-    fn set_auth(&self, auth: Auth) -> io::Result<()> {
-        (**self).set_auth(auth)
-    }
+/// What a default method answers: the transport cannot do what was asked.
+fn unsupported(what: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, what)
 }
 
-impl<T: Transport + ?Sized> Transport for Box<T> {
-    fn send(&self, to: NodeId, message: &Message) -> io::Result<()> {
-        (**self).send(to, message)
-    }
+/// A transport behind a pointer is a transport: keep an `Arc` clone to read a
+/// transport's counters while the driver runs, or box one to choose it at run
+/// time.
+macro_rules! forward_transport {
+    ($($pointer:ident),*) => {$(
+        impl<T: Transport + ?Sized> Transport for $pointer<T> {
+            fn send(&self, to: NodeId, message: &Message) -> io::Result<()> {
+                (**self).send(to, message)
+            }
 
-    fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>> {
-        (**self).recv(timeout)
-    }
+            fn recv(&self, timeout: Duration) -> io::Result<Option<(NodeId, Message)>> {
+                (**self).recv(timeout)
+            }
 
-    fn dropped(&self) -> u64 {
-        (**self).dropped()
-    }
+            fn dropped(&self) -> u64 {
+                (**self).dropped()
+            }
 
-    fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
-        (**self).add_peer(member, address)
-    }
+            fn wire_stats(&self) -> Option<WireStats> {
+                (**self).wire_stats()
+            }
 
-    fn remove_peer(&self, member: NodeId) -> io::Result<()> {
-        (**self).remove_peer(member)
-    }
+            fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+                (**self).add_peer(member, address)
+            }
 
-    fn set_auth(&self, auth: Auth) -> io::Result<()> {
-        (**self).set_auth(auth)
-    }
+            fn remove_peer(&self, member: NodeId) -> io::Result<()> {
+                (**self).remove_peer(member)
+            }
+
+            fn set_peer_address(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+                (**self).set_peer_address(member, address)
+            }
+
+            fn set_auth(&self, auth: Auth) -> io::Result<()> {
+                (**self).set_auth(auth)
+            }
+        }
+    )*};
 }
+
+forward_transport!(Arc, Box);

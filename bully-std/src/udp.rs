@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bully_core::wire::{Auth, Codec, WireStats};
@@ -66,7 +66,8 @@ pub enum UdpSetupError {
 pub struct UdpTransport {
     socket: UdpSocket,
     id: NodeId,
-    /// Where to send; changed at runtime by `add_peer` and `remove_peer`.
+    /// Where to send; changed at runtime by `add_peer`, `remove_peer` and
+    /// `set_peer_address`.
     peers: Mutex<BTreeMap<NodeId, SocketAddr>>,
     /// The codec numbers what it sends and remembers what it accepted: both
     /// threads use it, each briefly.
@@ -146,30 +147,34 @@ impl UdpTransport {
 
     /// Where each peer is sent to (a copy: peers can change at runtime).
     pub fn peers(&self) -> BTreeMap<NodeId, SocketAddr> {
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.table().clone()
     }
 
     /// The codec's counters: frames encoded and accepted, and the datagrams
     /// dropped by reason ([`WireStats::rejected`] sums them).
     pub fn wire_stats(&self) -> WireStats {
-        self.codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .stats()
+        self.codec().stats()
     }
+
+    /// The codec, which both threads use, each briefly.
+    fn codec(&self) -> MutexGuard<'_, Codec> {
+        self.codec.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where to send.
+    fn table(&self) -> MutexGuard<'_, BTreeMap<NodeId, SocketAddr>> {
+        self.peers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A change the codec refused, as the transport's error.
+fn refused(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, error)
 }
 
 impl Transport for UdpTransport {
     fn send(&self, to: NodeId, message: &Message) -> io::Result<()> {
-        let addr = self
-            .peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&to)
-            .copied();
+        let addr = self.table().get(&to).copied();
         let Some(addr) = addr else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -177,9 +182,7 @@ impl Transport for UdpTransport {
             ));
         };
         let mut buf = self.send_buf.lock().unwrap_or_else(PoisonError::into_inner);
-        self.codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.codec()
             .encode(to, message, &mut buf)
             .map_err(io::Error::other)?;
         self.socket.send_to(&buf, addr)?;
@@ -212,11 +215,7 @@ impl Transport for UdpTransport {
             }
             Err(error) => return Err(error),
         };
-        let decoded = self
-            .codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .decode(&state.buf[..len]);
+        let decoded = self.codec().decode(&state.buf[..len]);
         Ok(decoded.ok())
     }
 
@@ -225,37 +224,36 @@ impl Transport for UdpTransport {
         self.wire_stats().rejected()
     }
 
+    fn wire_stats(&self) -> Option<WireStats> {
+        Some(self.codec().stats())
+    }
+
     fn add_peer(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
-        self.codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .add_member(member)
-            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(member, address);
+        self.codec().add_member(member).map_err(refused)?;
+        self.table().insert(member, address);
         Ok(())
     }
 
     fn remove_peer(&self, member: NodeId) -> io::Result<()> {
-        self.codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove_member(member)
-            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
-        self.peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&member);
+        self.codec().remove_member(member).map_err(refused)?;
+        self.table().remove(&member);
+        Ok(())
+    }
+
+    fn set_peer_address(&self, member: NodeId, address: SocketAddr) -> io::Result<()> {
+        let codec = self.codec();
+        if member == codec.id() || codec.members().binary_search(&member).is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{member} is not a peer"),
+            ));
+        }
+        drop(codec);
+        self.table().insert(member, address);
         Ok(())
     }
 
     fn set_auth(&self, auth: Auth) -> io::Result<()> {
-        self.codec
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .set_auth(auth)
-            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))
+        self.codec().set_auth(auth).map_err(refused)
     }
 }

@@ -1,29 +1,43 @@
 //! [`LeaderWatch`]: the leader as the driver last published it, and waits on it.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bully_core::{FencingToken, Leader};
+use bully_core::Leader;
+use bully_core::driver::PermitChange;
 
 use crate::error::DriverError;
 use crate::leadership::Leadership;
-use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering, lock, wait_timeout};
+use crate::sync::{Arc, Condvar, Mutex, lock, wait_until};
 
 /// What the driver publishes: the leader, this node's open leadership, and
 /// whether the driver still runs.
 #[derive(Clone, Debug)]
-pub(crate) struct State {
+struct State {
     leader: Option<Leader>,
     leadership: Option<Leadership>,
     stopped: bool,
 }
 
 /// The shared cell: one mutex, so `(id, term)` is always read as one value, and
-/// one condition variable for every change (a leadership's end included).
+/// one condition variable for every change (a leadership opening or ending
+/// included; the leadership's own waiters wait on its signal).
 #[derive(Debug)]
-pub(crate) struct Cell {
-    pub(crate) state: Mutex<State>,
-    pub(crate) changed: Condvar,
+struct Cell {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Cell {
+    /// Waits until `ready` returns a value for the published state, at most
+    /// `timeout`: errs with [`DriverError::Timeout`] then.
+    fn wait<R>(
+        &self,
+        timeout: Duration,
+        ready: impl FnMut(&mut State) -> Option<Result<R, DriverError>>,
+    ) -> Result<R, DriverError> {
+        wait_until(&self.state, &self.changed, timeout, ready).unwrap_or(Err(DriverError::Timeout))
+    }
 }
 
 /// A read-only view of the leader a node has accepted, as its driver publishes it.
@@ -102,24 +116,23 @@ impl LeaderWatch {
     /// Errors with [`DriverError::Timeout`], or [`DriverError::Stopped`] if the
     /// driver stops first.
     pub fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut state = lock(&self.cell.state);
-        loop {
-            if let Some(leadership) = state.leadership.as_ref().filter(|l| l.is_current()) {
-                return Ok(leadership.clone());
+        self.cell.wait(timeout, |state| {
+            let current = state.leadership.as_ref().filter(|l| l.is_current());
+            match current {
+                Some(leadership) => Some(Ok(leadership.clone())),
+                None => state.stopped.then_some(Err(DriverError::Stopped)),
             }
-            if state.stopped {
-                return Err(DriverError::Stopped);
-            }
-            let left = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::MAX,
-            };
-            if left.is_zero() {
-                return Err(DriverError::Timeout);
-            }
-            state = wait_timeout(&self.cell.changed, state, left);
-        }
+        })
+    }
+
+    /// This node's current leadership, without waiting.
+    pub(crate) fn current_leadership(&self) -> Option<Leadership> {
+        let state = lock(&self.cell.state);
+        state
+            .leadership
+            .as_ref()
+            .filter(|l| l.is_current())
+            .cloned()
     }
 
     /// Runs `work` in each leadership of this node, on the calling thread,
@@ -139,12 +152,12 @@ impl LeaderWatch {
     /// ```
     /// use std::time::Duration;
     /// use bully_core::{Config, Node, NodeId, Quorum};
-    /// use bully_std::ChannelNetwork;
+    /// use bully_std::MemNetwork;
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let config = Config::default().with_quorum(Quorum::Majority);
     /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
-    /// let handle = bully_std::spawn(node, ChannelNetwork::new().endpoint(NodeId(1)));
+    /// let handle = bully_std::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
     /// let watch = handle.leader_watch();
     /// let (started, starts) = std::sync::mpsc::channel();
     /// let worker = std::thread::spawn(move || {
@@ -190,24 +203,13 @@ impl LeaderWatch {
         timeout: Duration,
         mut condition: impl FnMut(Option<Leader>) -> bool,
     ) -> Result<Option<Leader>, DriverError> {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut state = lock(&self.cell.state);
-        loop {
+        self.cell.wait(timeout, |state| {
             if condition(state.leader) {
-                return Ok(state.leader);
+                Some(Ok(state.leader))
+            } else {
+                state.stopped.then_some(Err(DriverError::Stopped))
             }
-            if state.stopped {
-                return Err(DriverError::Stopped);
-            }
-            let left = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::MAX,
-            };
-            if left.is_zero() {
-                return Err(DriverError::Timeout);
-            }
-            state = wait_timeout(&self.cell.changed, state, left);
-        }
+        })
     }
 }
 
@@ -217,8 +219,8 @@ pub(crate) struct Publisher {
     cell: Arc<Cell>,
     /// What was last written, so an unchanged leader costs no lock.
     published: Option<Leader>,
-    /// The open leadership's token and flag, so an unchanged one costs no lock.
-    open: Option<(FencingToken, Arc<AtomicBool>)>,
+    /// The open leadership, so a renewal costs no lock on the cell.
+    open: Option<Leadership>,
 }
 
 impl Publisher {
@@ -232,25 +234,29 @@ impl Publisher {
         self.cell.changed.notify_all();
     }
 
-    /// Opens a leadership of `token`, ending the one open before if it is of
-    /// another token; `None` ends the open one.
-    pub(crate) fn publish_leadership(&mut self, token: Option<FencingToken>) {
-        if self.open.as_ref().map(|(open, _)| *open) == token {
-            return;
+    /// Brings the published leadership in line with the node's permission to
+    /// work: ends the open one and opens the next, or moves its end.
+    pub(crate) fn publish_permit(&mut self, change: PermitChange) {
+        match change {
+            PermitChange::Same => {}
+            PermitChange::Renew(until) => {
+                if let Some(open) = &self.open {
+                    open.renew(until);
+                }
+            }
+            PermitChange::Replace(permit) => {
+                let mut state = lock(&self.cell.state);
+                // Ended under the cell's lock too, so that a waiter for the next
+                // leadership never sees the old one still current.
+                if let Some(open) = self.open.take() {
+                    open.end();
+                }
+                self.open = permit.map(|permit| Leadership::open(permit.token, permit.until));
+                state.leadership = self.open.clone();
+                drop(state);
+                self.cell.changed.notify_all();
+            }
         }
-        let mut state = lock(&self.cell.state);
-        // Raised under the lock, so a waiter that checked the flag and is about
-        // to wait cannot miss the notification.
-        if let Some((_, ended)) = self.open.take() {
-            ended.store(true, Ordering::Release);
-        }
-        state.leadership = token.map(|token| {
-            let ended = Arc::new(AtomicBool::new(false));
-            self.open = Some((token, ended.clone()));
-            Leadership::new(token, ended, self.cell.clone())
-        });
-        drop(state);
-        self.cell.changed.notify_all();
     }
 }
 
@@ -260,8 +266,8 @@ impl Drop for Publisher {
     fn drop(&mut self) {
         let mut state = lock(&self.cell.state);
         state.stopped = true;
-        if let Some((_, ended)) = self.open.take() {
-            ended.store(true, Ordering::Release);
+        if let Some(open) = self.open.take() {
+            open.end();
         }
         state.leadership = None;
         drop(state);

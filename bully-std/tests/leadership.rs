@@ -1,4 +1,4 @@
-//! W1 over the in-process `ChannelNetwork`: work that `run_while_leader` runs on
+//! W1 over the in-process `MemNetwork`: work that `run_while_leader` runs on
 //! each leader never overlaps another leadership's with a quorum, whatever the
 //! network does to the leader, and does without one.
 //!
@@ -33,11 +33,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bully_core::{Config, Node, NodeId, Quorum};
-use bully_std::{Builder, ChannelNetwork, Handle};
+use bully_std::{Builder, Handle, MemNetwork};
 
 mod support;
+use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 use support::faulty::{Faults, FaultyTransport};
-use support::work::{Interval, WorkLog, assert_w1, closest_hand_over, overlapping};
 
 const WAIT: Duration = Duration::from_secs(30);
 const MEMBERS: [NodeId; 5] = [NodeId(1), NodeId(2), NodeId(3), NodeId(4), NodeId(5)];
@@ -104,7 +104,7 @@ impl Member {
 
 struct Cluster {
     setup: Setup,
-    network: ChannelNetwork,
+    network: MemNetwork,
     faults: Faults,
     /// Indexed by id - 1; `None` while crashed.
     members: Vec<Option<Member>>,
@@ -118,7 +118,7 @@ impl Cluster {
     fn start(setup: Setup) -> Cluster {
         let mut cluster = Cluster {
             setup,
-            network: ChannelNetwork::new(),
+            network: MemNetwork::new(),
             faults: Faults::default(),
             members: MEMBERS.iter().map(|_| None).collect(),
             log: WorkLog::default(),
@@ -246,7 +246,9 @@ fn w1_holds(name: &str, setup: Setup, leaderships: usize, story: fn(&mut Cluster
     story(&mut cluster);
     let faults = cluster.faults.clone();
     let intervals = cluster.finish();
-    assert_w1(name, &intervals, leaderships);
+    if let Err(violation) = check_w1(&intervals, leaderships) {
+        panic!("{name}: {violation}\nwhole log: {intervals:#?}");
+    }
     let five = |id: NodeId| id == NodeId(5);
     println!(
         "{name}: {} jobs, 0 overlapping; closest hand-over from 5 {:?}, back to 5 {:?}; \

@@ -1,9 +1,10 @@
 //! [`Leadership`]: this node's leadership as a scope for work, and the driver's
 //! side that opens and ends it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bully_core::{FencingToken, Node};
+use bully_core::FencingToken;
+use bully_core::driver::{PermitChange, WorkPermit};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 ///
 /// The signal fires as soon as the node stops leading, or, with a quorum, as soon
 /// as its guarantee of exclusive leadership is about to lapse: the driver arms its
-/// own deadline at [`Node::exclusive_until`] minus the lease margin
+/// own deadline at [`Node::exclusive_until`](bully_core::Node::exclusive_until)
+/// minus the lease margin
 /// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
 /// a quorum renews the lease. So, under a quorum, the work stops before any other
 /// member can be elected. Without a quorum there is no such guarantee: the signal
@@ -36,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
 /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
-/// let leadership = handle.leadership().await?;
+/// let leadership = handle.leadership(Duration::MAX).await?;
 /// // Code that takes a CancellationToken stops with the leadership.
 /// let cancel = leadership.cancellation_token();
 /// let job = tokio::spawn(async move {
@@ -79,7 +81,7 @@ impl Leadership {
     }
 
     /// The instant at which the signal fires unless a quorum renews the lease
-    /// first: [`Node::exclusive_until`] minus the lease margin, as of the latest
+    /// first: [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus the lease margin, as of the latest
     /// renewal. `None` without a quorum (the signal then follows the node's belief
     /// only), and once the leadership ended.
     ///
@@ -108,61 +110,51 @@ impl Leadership {
     }
 }
 
-/// The driver's side: opens a [`Leadership`] when the node leads (and, with a
-/// quorum, while its lease has more than the margin left), ends it otherwise.
+/// The driver's side: opens and ends the published [`Leadership`] as the
+/// node's permission to work changes ([`PermitChange`], from
+/// `bully_core::driver`).
 #[derive(Debug)]
 pub(crate) struct Leaderships {
     publish: watch::Sender<Option<Leadership>>,
     /// The current leadership's deadline; replaced with each new leadership, so
     /// an ended one's receivers see the channel close.
     until: Option<watch::Sender<Option<Instant>>>,
-    margin: Duration,
 }
 
 impl Leaderships {
-    pub(crate) fn new(margin: Duration) -> (Leaderships, watch::Receiver<Option<Leadership>>) {
+    pub(crate) fn new() -> (Leaderships, watch::Receiver<Option<Leadership>>) {
         let (publish, receiver) = watch::channel(None);
         (
             Leaderships {
                 publish,
                 until: None,
-                margin,
             },
             receiver,
         )
     }
 
-    /// Brings the published leadership in line with `node` at `now`; returns the
-    /// instant at which the current one must end unless the lease is renewed.
-    pub(crate) fn update(&mut self, node: &Node, now: Instant) -> Option<Instant> {
-        let open = node.may_work_until(now, self.margin);
-        let token = open.map(|(token, _)| token);
-        let current = self
-            .publish
-            .borrow()
-            .as_ref()
-            .filter(|leadership| leadership.is_current())
-            .map(Leadership::token);
-        let until = open.and_then(|(_, until)| until);
-        if current != token {
-            self.end();
-            if let Some(token) = token {
-                let (deadline, receiver) = watch::channel(until);
-                self.until = Some(deadline);
-                self.publish.send_replace(Some(Leadership {
-                    token,
-                    ended: CancellationToken::new(),
-                    until: receiver,
-                }));
+    /// Brings the published leadership in line with the node's permission.
+    pub(crate) fn apply(&mut self, change: PermitChange) {
+        match change {
+            PermitChange::Same => {}
+            PermitChange::Replace(permit) => {
+                self.end();
+                if let Some(WorkPermit { token, until }) = permit {
+                    let (deadline, receiver) = watch::channel(until);
+                    self.until = Some(deadline);
+                    self.publish.send_replace(Some(Leadership {
+                        token,
+                        ended: CancellationToken::new(),
+                        until: receiver,
+                    }));
+                }
             }
-        } else if let Some(deadline) = &self.until {
-            deadline.send_if_modified(|current| {
-                let changed = *current != until;
-                *current = until;
-                changed
-            });
+            PermitChange::Renew(until) => {
+                if let Some(deadline) = &self.until {
+                    deadline.send_replace(until);
+                }
+            }
         }
-        until
     }
 
     /// Ends the current leadership, if any.

@@ -2,7 +2,7 @@
 //!
 //! [`spawn`] starts a task that owns a [`Node`](bully_core::Node) and drives it
 //! over a [`Transport`]; the returned [`Handle`] tells the application who leads
-//! (a `watch` of [`Leader`](bully_core::Leader)), streams [`Event`](bully_core::Event)s,
+//! ([`Handle::leader`], or a `watch` of it), streams [`Event`](bully_core::Event)s,
 //! and steps down or shuts down on request. A leader that shuts down gracefully
 //! tells the others, so the next leader is elected at once instead of after
 //! `leader_timeout` (like client-go's `ReleaseOnCancel`). [`spawn_persisting`]
@@ -23,12 +23,11 @@
 //! }
 //! // Every node names the highest member.
 //! for handle in &handles {
-//!     let mut leader = handle.leader();
-//!     let elected = leader.wait_for(|leader| leader.is_some()).await?;
-//!     assert_eq!(elected.map(|leader| leader.id), Some(NodeId(3)));
+//!     let elected = handle.wait_for_leader(std::time::Duration::from_secs(5)).await?;
+//!     assert_eq!(elected.id, NodeId(3));
 //! }
 //! // The leader leaves gracefully; 2 takes over at once.
-//! let mut leader = handles[0].leader();
+//! let mut leader = handles[0].leader_watch();
 //! handles.pop().unwrap().shutdown().await?;
 //! leader.wait_for(|leader| leader.map(|l| l.id) == Some(NodeId(2))).await?;
 //! # Ok(())
@@ -76,19 +75,25 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod change;
+mod builder;
 mod driver;
+mod error;
+mod handle;
 mod leadership;
 mod mem;
 mod transport;
 mod udp;
 
-pub use change::ChangeError;
-pub use driver::{
-    Builder, DriverError, DriverStats, EVENT_CAPACITY, Handle, RECV_ERROR_BURST, spawn,
-    spawn_persisting,
-};
+pub use builder::{Builder, spawn, spawn_persisting};
+pub use driver::RECV_ERROR_BURST;
+pub use error::{ChangeError, DriverError};
+pub use handle::Handle;
 pub use leadership::Leadership;
+
+/// The driver's and the node's counters (bully-std's too: written once, in
+/// `bully_core::driver`).
+#[doc(no_inline)]
+pub use bully_core::driver::DriverStats;
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
 pub use udp::{DatagramSocket, MAX_REFUSED_PER_RECV, UdpTransport};

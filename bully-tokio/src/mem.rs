@@ -1,18 +1,23 @@
-//! [`MemNetwork`] and [`MemTransport`]: an in-process network with fault controls,
-//! for tests and demos.
+//! [`MemTransport`], the endpoint of an in-process [`MemNetwork`] with fault
+//! controls, for tests and demos. The network and its faults are written once
+//! (`bully_core::driver::MemNetwork`), bully-std's too; this is tokio's side of
+//! it: a tokio channel per mailbox, delays slept on tokio's clock.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bully_core::driver::MemEndpoint;
 use bully_core::{Message, NodeId};
 use tokio::sync::mpsc;
 
 use crate::transport::{Transport, TransportError};
 
+pub use bully_core::driver::MemStats;
+
 /// An in-process network connecting [`MemTransport`]s, with controls to drop,
-/// delay and partition their traffic. Clones share the same network.
+/// delay and partition their traffic (see
+/// [`bully_core::driver::MemNetwork`] for every control). Clones share the same
+/// network.
 ///
 /// Delivery is like UDP's: a message to a member with no live endpoint, across a
 /// partition, or picked by the drop rate vanishes without an error. Delays run on
@@ -30,196 +35,12 @@ use crate::transport::{Transport, TransportError};
 /// network.heal();
 /// # drop((a, b));
 /// ```
-#[derive(Clone, Debug, Default)]
-pub struct MemNetwork {
-    state: Arc<Mutex<State>>,
-}
+pub type MemNetwork = bully_core::driver::MemNetwork<MemTransport>;
 
-/// Counters of a [`MemNetwork`]'s traffic.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct MemStats {
-    /// Messages handed to an endpoint (or scheduled for delivery after a delay).
-    pub delivered: u64,
-    /// Messages dropped by a partition.
-    pub blocked: u64,
-    /// Messages dropped by the drop rate.
-    pub lost: u64,
-    /// Messages to a member with no live endpoint (crashed or never started).
-    pub undeliverable: u64,
-}
+type Mailbox = mpsc::UnboundedSender<(NodeId, Message)>;
 
-#[derive(Debug)]
-struct State {
-    endpoints: BTreeMap<NodeId, mpsc::UnboundedSender<(NodeId, Message)>>,
-    /// One-way blocks: `(from, to)` pairs that do not get through.
-    blocked: BTreeSet<(NodeId, NodeId)>,
-    delay: Duration,
-    drop_rate: f64,
-    rng: u64,
-    stats: MemStats,
-}
-
-impl Default for State {
-    fn default() -> Self {
-        State {
-            endpoints: BTreeMap::new(),
-            blocked: BTreeSet::new(),
-            delay: Duration::ZERO,
-            drop_rate: 0.0,
-            rng: 0x9E37_79B9_7F4A_7C15,
-            stats: MemStats::default(),
-        }
-    }
-}
-
-impl State {
-    /// xorshift64*: deterministic, and good enough to pick which messages to drop.
-    fn next_f64(&mut self) -> f64 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let bits = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        bits as f64 / (1u64 << 53) as f64
-    }
-}
-
-impl MemNetwork {
-    /// An empty network: no loss, no delay, no partition.
-    pub fn new() -> MemNetwork {
-        MemNetwork::default()
-    }
-
-    /// An empty network whose drop decisions come from `seed`.
-    pub fn with_seed(seed: u64) -> MemNetwork {
-        let network = MemNetwork::default();
-        // xorshift needs a non-zero state.
-        network.lock().rng = seed | 1;
-        network
-    }
-
-    /// Attaches member `id` and returns its transport. Attaching an id again
-    /// replaces the old endpoint, which then receives nothing more (a restart).
-    pub fn endpoint(&self, id: NodeId) -> MemTransport {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.lock().endpoints.insert(id, tx);
-        MemTransport {
-            id,
-            network: self.clone(),
-            inbox: rx,
-        }
-    }
-
-    /// Blocks traffic both ways between every member of `a` and every member of `b`.
-    pub fn partition(&self, a: &[NodeId], b: &[NodeId]) {
-        let mut state = self.lock();
-        for &x in a {
-            for &y in b {
-                state.blocked.insert((x, y));
-                state.blocked.insert((y, x));
-            }
-        }
-    }
-
-    /// Blocks traffic from every member of `from` to every member of `to` only.
-    pub fn partition_oneway(&self, from: &[NodeId], to: &[NodeId]) {
-        let mut state = self.lock();
-        for &x in from {
-            for &y in to {
-                state.blocked.insert((x, y));
-            }
-        }
-    }
-
-    /// Cuts `member` off from every other member, both ways.
-    pub fn isolate(&self, member: NodeId) {
-        let mut state = self.lock();
-        let others: Vec<NodeId> = state.endpoints.keys().copied().collect();
-        for other in others.into_iter().filter(|&other| other != member) {
-            state.blocked.insert((member, other));
-            state.blocked.insert((other, member));
-        }
-    }
-
-    /// Restores traffic both ways between every member of `a` and every member of `b`.
-    pub fn repair(&self, a: &[NodeId], b: &[NodeId]) {
-        let mut state = self.lock();
-        for &x in a {
-            for &y in b {
-                state.blocked.remove(&(x, y));
-                state.blocked.remove(&(y, x));
-            }
-        }
-    }
-
-    /// Removes every partition.
-    pub fn heal(&self) {
-        self.lock().blocked.clear();
-    }
-
-    /// Delays every message by `delay` (zero, the default, delivers at once).
-    pub fn set_delay(&self, delay: Duration) {
-        self.lock().delay = delay;
-    }
-
-    /// Drops each message with probability `rate` (clamped to `0.0..=1.0`).
-    pub fn set_drop_rate(&self, rate: f64) {
-        self.lock().drop_rate = rate.clamp(0.0, 1.0);
-    }
-
-    /// Detaches member `id`: messages to it are undeliverable until a new
-    /// [`endpoint`](MemNetwork::endpoint) is attached for it.
-    pub fn detach(&self, id: NodeId) {
-        self.lock().endpoints.remove(&id);
-    }
-
-    /// The traffic counters.
-    pub fn stats(&self) -> MemStats {
-        self.lock().stats
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock cannot leave the state inconsistent (every
-        // update is a single insert or counter bump), so a poisoned lock is usable.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn deliver(&self, from: NodeId, to: NodeId, message: &Message) {
-        let mut state = self.lock();
-        if state.blocked.contains(&(from, to)) {
-            state.stats.blocked += 1;
-            return;
-        }
-        if state.drop_rate > 0.0 && state.next_f64() < state.drop_rate {
-            state.stats.lost += 1;
-            return;
-        }
-        let Some(endpoint) = state.endpoints.get(&to).cloned() else {
-            state.stats.undeliverable += 1;
-            return;
-        };
-        if endpoint.is_closed() {
-            state.stats.undeliverable += 1;
-            return;
-        }
-        state.stats.delivered += 1;
-        let delay = state.delay;
-        drop(state);
-        let message = message.clone();
-        if delay.is_zero() {
-            let _ = endpoint.send((from, message));
-        } else {
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                let _ = endpoint.send((from, message));
-            });
-        }
-    }
-}
-
-/// One member's attachment to a [`MemNetwork`].
+/// One member's attachment to a [`MemNetwork`], from
+/// [`MemNetwork::endpoint`](bully_core::driver::MemNetwork::endpoint).
 #[derive(Debug)]
 pub struct MemTransport {
     id: NodeId,
@@ -231,6 +52,32 @@ impl MemTransport {
     /// The member this endpoint belongs to.
     pub fn id(&self) -> NodeId {
         self.id
+    }
+}
+
+impl MemEndpoint for MemTransport {
+    type Mailbox = Mailbox;
+
+    fn open(network: MemNetwork, id: NodeId) -> (Mailbox, MemTransport) {
+        let (mailbox, inbox) = mpsc::unbounded_channel();
+        let endpoint = MemTransport { id, network, inbox };
+        (mailbox, endpoint)
+    }
+
+    fn deliver(mailbox: &Mailbox, from: NodeId, message: Message, delay: Duration) -> bool {
+        if mailbox.is_closed() {
+            return false;
+        }
+        if delay.is_zero() {
+            let _ = mailbox.send((from, message));
+        } else {
+            let mailbox = mailbox.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let _ = mailbox.send((from, message));
+            });
+        }
+        true
     }
 }
 

@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId};
-use bully_core::{Config, Node, NodeId};
+use bully_core::{Node, NodeId};
 use bully_tokio::{DatagramSocket, MAX_REFUSED_PER_RECV, UdpTransport};
+
+mod support;
 
 const CLUSTER: ClusterId = ClusterId(9);
 const MEMBERS: [NodeId; 2] = [NodeId(1), NodeId(2)];
@@ -70,12 +72,7 @@ fn forged_frame() -> Vec<u8> {
 
 #[tokio::test(start_paused = true)]
 async fn a_leader_under_a_flood_of_forged_frames_keeps_its_heartbeat_schedule() {
-    let heartbeat = Duration::from_millis(100);
-    let config = Config::default()
-        .with_heartbeat_interval(heartbeat)
-        .with_leader_timeout(Duration::from_millis(300))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5));
+    let config = support::config::ticking();
     let sent = Arc::new(AtomicU64::new(0));
     let socket = FloodedSocket {
         sent: sent.clone(),
@@ -110,7 +107,7 @@ async fn a_leader_under_a_flood_of_forged_frames_keeps_its_heartbeat_schedule() 
         (19..=21).contains(&heartbeats),
         "{heartbeats} heartbeats in 2 s"
     );
-    assert_eq!(handle.leader().borrow().map(|l| l.id), Some(NodeId(2)));
+    assert_eq!(handle.leader().map(|l| l.id), Some(NodeId(2)));
     let refused = after.transport_dropped - before.transport_dropped;
     assert!(
         refused >= 100 * u64::from(MAX_REFUSED_PER_RECV),

@@ -5,47 +5,44 @@
 
 use std::time::Duration;
 
-use bully_core::{Config, Event, Node, NodeId, Quorum};
-use bully_tokio::{Builder, Handle, MemNetwork};
+use bully_core::{Config, Event, NodeId, Quorum};
+use bully_tokio::{Builder, MemNetwork};
 use tokio::time::Instant;
 
-const MEMBERS: [NodeId; 3] = [NodeId(1), NodeId(2), NodeId(3)];
+mod support;
+use support::mem::MemCluster;
 
 fn config(quorum: Quorum) -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(300))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
-        .with_quorum(quorum)
+    support::config::patient().with_quorum(quorum)
 }
 
-fn cluster(network: &MemNetwork, quorum: Quorum, margin: Duration) -> Vec<Handle> {
-    MEMBERS
-        .iter()
-        .map(|&id| {
-            let node = Node::new(id, MEMBERS, config(quorum)).unwrap();
-            Builder::new()
-                .lease_margin(margin)
-                .spawn(node, network.endpoint(id))
-        })
-        .collect()
+/// Three members whose leaderships end `margin` before their lease.
+fn cluster(quorum: Quorum, margin: Duration) -> MemCluster {
+    let mut cluster = MemCluster::stopped(MemNetwork::new(), 3, config(quorum));
+    for id in 1..=3 {
+        cluster.start_with(id, |node, transport| {
+            Builder::new().lease_margin(margin).spawn(node, transport)
+        });
+    }
+    cluster
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     let margin = Duration::from_millis(60);
     let lease = config(Quorum::Majority).leader_lease();
-    let network = MemNetwork::new();
-    let handles = cluster(&network, Quorum::Majority, margin);
-    let three = &handles[2];
-    let leadership = three.leadership().await.unwrap();
+    let cluster = cluster(Quorum::Majority, margin);
+    let three = cluster.handle(3);
+    let leadership = three.leadership(Duration::MAX).await.unwrap();
     assert_eq!(leadership.token().leader, NodeId(3));
     assert_eq!(
         three.current_leadership().map(|current| current.token()),
         Some(leadership.token())
     );
-    assert!(handles[0].current_leadership().is_none(), "1 follows");
+    assert!(
+        cluster.handle(1).current_leadership().is_none(),
+        "1 follows"
+    );
 
     // Renewed by every acknowledged heartbeat round: current for ten leases, and
     // its deadline moves later with each renewal, never more than a lease ahead.
@@ -69,7 +66,7 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
 
     // 3 is cut off: no renewal from now on.
     let mut events = three.events();
-    network.partition(&[NodeId(3)], &[NodeId(1), NodeId(2)]);
+    cluster.cut(&[3], &[1, 2]);
     let cut = Instant::now();
     let last_deadline = leadership.deadline().unwrap();
     leadership.ended().await;
@@ -85,7 +82,7 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     // The node still leads: the signal is the driver's own deadline, not the
     // step-down.
     assert_eq!(
-        three.leader().borrow().map(|l| l.id),
+        three.leader().map(|l| l.id),
         Some(NodeId(3)),
         "the signal waited for the step-down"
     );
@@ -108,19 +105,14 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
         "the signal fired {ahead:?} before the lease ran out, margin {margin:?}"
     );
     // No new leadership opens on the cut-off side.
-    assert!(
-        tokio::time::timeout(lease * 4, three.leadership())
-            .await
-            .is_err()
-    );
+    assert!(three.leadership(lease * 4).await.is_err());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() {
-    let network = MemNetwork::new();
-    let handles = cluster(&network, Quorum::None, Duration::from_millis(60));
-    let three = &handles[2];
-    let first = three.leadership().await.unwrap();
+    let cluster = cluster(Quorum::None, Duration::from_millis(60));
+    let three = cluster.handle(3);
+    let first = three.leadership(Duration::MAX).await.unwrap();
     // Without a quorum there is no lease: it stays current as long as 3 leads.
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(first.is_current());
@@ -131,7 +123,7 @@ async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() 
         "step_down returned with the work not told"
     );
     // Preemption: 3 takes the leadership back, in a new term.
-    let second = three.leadership().await.unwrap();
+    let second = three.leadership(Duration::MAX).await.unwrap();
     assert!(second.token() > first.token());
     assert!(second.is_current());
 }

@@ -9,14 +9,11 @@ use bully_core::{Config, Event, Message, MessageKind, Node, NodeId};
 use bully_tokio::{MemNetwork, Transport, TransportError};
 use tokio::time::Instant;
 
+mod support;
+
 /// Timers under test, not the start: a member elects as soon as it starts.
 fn config() -> Config {
-    Config::default()
-        .with_staggered_start(false)
-        .with_heartbeat_interval(Duration::from_millis(100))
-        .with_leader_timeout(Duration::from_millis(300))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
+    support::config::ticking().with_staggered_start(false)
 }
 
 #[tokio::test(start_paused = true)]
@@ -57,7 +54,7 @@ async fn followers_never_fire_while_the_leader_is_heard_and_fire_on_time_when_it
         Node::new(NodeId(2), members, config()).unwrap(),
         network.endpoint(NodeId(2)),
     );
-    let mut leader = one.leader();
+    let mut leader = one.leader_watch();
     leader
         .wait_for(|l| l.map(|l| l.id) == Some(NodeId(2)))
         .await

@@ -30,24 +30,19 @@
 //! `BULLY_TURMOIL_SEEDS` seeds per story (16 by default, 64 in CI); `--nocapture`
 //! prints the counts.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId};
+use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
+use bully_core::wire::Incarnation;
 use bully_core::{Config, Node, NodeId, Quorum};
-use bully_tokio::UdpTransport;
 
-mod sim_socket;
 mod support;
-use sim_socket::SimSocket;
 use support::lossy::{Loss, LossySocket};
-use support::work::{Interval, WorkLog, assert_w1, closest_hand_over, overlapping};
+use support::turmoil::{TurmoilCluster, host, members, seeds, transport};
 
-const PORT: u16 = 7000;
 const N: u64 = 5;
-const SECRET: &[u8] = b"turmoil test secret, 32 bytes!!!";
 /// The longest any story waits for a member to start working.
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -75,25 +70,11 @@ impl Setup {
     }
 
     fn config(&self) -> Config {
-        // turmoil delivers within 1..=5 ms here; its 1 ms tick adds a millisecond
-        // of processing granularity.
-        Config::default()
-            .with_heartbeat_interval(Duration::from_millis(50))
-            .with_leader_timeout(Duration::from_millis(150))
-            .with_max_message_delay(Duration::from_millis(6))
-            .with_max_processing_time(Duration::from_millis(2))
+        support::turmoil::config()
             .with_quorum(self.quorum)
             .with_resign_delay(self.resign_delay)
             .with_staggered_start(self.staggered_start)
     }
-}
-
-fn host(id: u64) -> String {
-    format!("n{id}")
-}
-
-fn members() -> Vec<NodeId> {
-    (1..=N).map(NodeId).collect()
 }
 
 /// Everyone but 5.
@@ -133,21 +114,10 @@ struct Shared {
 /// One host's software: a node over (lossy) turmoil UDP, and a job in each
 /// leadership.
 async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmoil::Result {
-    let socket = turmoil::net::UdpSocket::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
-    let socket = LossySocket::new(
-        SimSocket(socket),
-        shared.loss.clone(),
-        shared.seed ^ (id.0 << 32) ^ incarnation.0,
-        shared.dropped.clone(),
-    );
-    let peers: Vec<(NodeId, SocketAddr)> = members()
-        .into_iter()
-        .map(|peer| (peer, SocketAddr::new(turmoil::lookup(host(peer.0)), PORT)))
-        .collect();
-    let auth = Auth::hmac(Key::new(KeyId(1), SECRET)?);
-    let codec = Codec::new(ClusterId(5), id, incarnation, members(), auth)?;
-    let transport = UdpTransport::new(socket, codec, peers);
-    let node = Node::new(id, members(), shared.setup.config())?;
+    let rng = shared.seed ^ (id.0 << 32) ^ incarnation.0;
+    let lossy = |socket| LossySocket::new(socket, shared.loss.clone(), rng, shared.dropped.clone());
+    let transport = transport(id, incarnation, N, lossy).await?;
+    let node = Node::new(id, members(N), shared.setup.config())?;
     // No lease margin given: the default, a quarter of the leader's lease.
     let handle = bully_tokio::spawn(node, transport);
     let log = shared.log;
@@ -167,7 +137,7 @@ async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmo
         // A job that needs time to stop once told (a child process's grace
         // period): it cannot simply be dropped, so it runs on the leadership
         // itself and says when it has stopped.
-        while let Ok(leadership) = handle.leadership().await {
+        while let Ok(leadership) = handle.leadership(Duration::MAX).await {
             let index = log.start(id, leadership.token(), sim_now());
             let end = EndOnDrop {
                 log: log.clone(),
@@ -182,9 +152,9 @@ async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmo
     Ok(())
 }
 
-/// Five hosts under one seed, and the controls the stories use.
+/// Five hosts under one seed, the work log, and the controls the stories use.
 struct Cluster {
-    sim: turmoil::Sim<'static>,
+    net: TurmoilCluster,
     log: WorkLog,
     loss: Loss,
     dropped: Arc<AtomicU32>,
@@ -193,12 +163,6 @@ struct Cluster {
 
 impl Cluster {
     fn new(seed: u64, setup: Setup) -> Cluster {
-        let mut sim = turmoil::Builder::new()
-            .simulation_duration(Duration::from_secs(120))
-            .min_message_latency(Duration::from_millis(1))
-            .max_message_latency(Duration::from_millis(5))
-            .rng_seed(seed)
-            .build();
         let shared = Shared {
             setup,
             seed,
@@ -206,19 +170,14 @@ impl Cluster {
             loss: Loss::default(),
             dropped: Arc::default(),
         };
-        for id in 1..=N {
+        // Each (re)start of the host is a new incarnation with fresh state: a
+        // new `Node`, no durable state.
+        let software = {
             let shared = shared.clone();
-            // Each (re)start of the host is a new incarnation with fresh state: a
-            // new `Node`, no durable state.
-            let starts = Arc::new(AtomicU64::new(0));
-            sim.host(host(id), move || {
-                let shared = shared.clone();
-                let incarnation = Incarnation(starts.fetch_add(1, Ordering::Relaxed) + 1);
-                async move { run_node(NodeId(id), incarnation, shared).await }
-            });
-        }
+            move |id, incarnation| run_node(id, incarnation, shared.clone())
+        };
         Cluster {
-            sim,
+            net: TurmoilCluster::new(seed, N, software),
             log: shared.log,
             loss: shared.loss,
             dropped: shared.dropped,
@@ -227,31 +186,28 @@ impl Cluster {
     }
 
     fn now(&self) -> Duration {
-        self.sim.elapsed()
+        self.net.now()
     }
 
     fn run_for(&mut self, duration: Duration) {
-        let until = self.sim.elapsed() + duration;
-        while self.sim.elapsed() < until {
-            self.sim.step().unwrap();
-        }
+        self.net.run_for(duration);
     }
 
     /// Steps until a host that `who` accepts starts a job at or after `since`;
     /// returns that host.
     fn until_works(&mut self, who: impl Fn(NodeId) -> bool, since: Duration) -> NodeId {
-        let limit = self.sim.elapsed() + PATIENCE;
+        let limit = self.now() + PATIENCE;
         loop {
             if let Some(host) = self.log.started_since(&who, since) {
                 return host;
             }
             assert!(
-                self.sim.elapsed() < limit,
+                self.now() < limit,
                 "seed {}: nobody expected started a job within {PATIENCE:?} after {since:?}: {:#?}",
                 self.seed,
                 self.log.intervals()
             );
-            self.sim.step().unwrap();
+            self.net.step();
         }
     }
 
@@ -276,45 +232,31 @@ impl Cluster {
     fn intervals(&self) -> Vec<Interval> {
         self.log.intervals()
     }
-
-    /// Does `fault` to each link between 5 and another host, given as (5, the
-    /// other): turmoil's controls take one pair (or one name) at a time.
-    fn five_and_others(&self, fault: impl Fn(&turmoil::Sim<'static>, String, String)) {
-        for other in OTHERS {
-            fault(&self.sim, host(5), host(other));
-        }
-    }
 }
 
 /// 5 cut off from the other four, both ways, and back.
 fn cut_off(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.five_and_others(|sim, five, other| sim.partition(five, other));
+    cluster.net.cut(&[5], &OTHERS);
     let cut_at = cluster.now();
-    cluster.another_works_then_five_again(cut_at, |c| {
-        c.five_and_others(|sim, five, other| sim.repair(five, other));
-    });
+    cluster.another_works_then_five_again(cut_at, |c| c.net.repair(&[5], &OTHERS));
 }
 
 /// 5 hears nothing from the others; they hear its heartbeats, but their
 /// acknowledgements are lost, so its lease is never renewed.
 fn cannot_hear(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.five_and_others(|sim, five, other| sim.partition_oneway(other, five));
+    cluster.net.cut_oneway(&OTHERS, &[5]);
     let cut_at = cluster.now();
-    cluster.another_works_then_five_again(cut_at, |c| {
-        c.five_and_others(|sim, five, other| sim.repair_oneway(other, five));
-    });
+    cluster.another_works_then_five_again(cut_at, |c| c.net.repair_oneway(&OTHERS, &[5]));
 }
 
 /// The others hear nothing from 5; it hears them.
 fn cannot_be_heard(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.five_and_others(|sim, five, other| sim.partition_oneway(five, other));
+    cluster.net.cut_oneway(&[5], &OTHERS);
     let cut_at = cluster.now();
-    cluster.another_works_then_five_again(cut_at, |c| {
-        c.five_and_others(|sim, five, other| sim.repair_oneway(five, other));
-    });
+    cluster.another_works_then_five_again(cut_at, |c| c.net.repair_oneway(&[5], &OTHERS));
 }
 
 /// A quarter of every host's datagrams lost, on every link: 5 cut off and back
@@ -350,25 +292,27 @@ fn lossy(cluster: &mut Cluster) {
 /// still runs.
 fn restart_without_state(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.five_and_others(|sim, five, other| sim.partition(five, other));
+    cluster.net.cut(&[5], &OTHERS);
     for id in [2, 3, 4] {
-        cluster.sim.bounce(host(id));
+        cluster.net.restart(id);
     }
     let cut_at = cluster.now();
-    cluster.another_works_then_five_again(cut_at, |c| {
-        c.five_and_others(|sim, five, other| sim.repair(five, other));
-    });
+    cluster.another_works_then_five_again(cut_at, |c| c.net.repair(&[5], &OTHERS));
 }
 
 /// 5 paused, as the network sees it: every datagram to and from it held for half
 /// a second (its lease runs out meanwhile), then all delivered, late.
 fn paused(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.five_and_others(|sim, five, other| sim.hold(five, other));
+    for other in OTHERS {
+        cluster.net.sim.hold(host(5), host(other));
+    }
     let held_at = cluster.now();
     cluster.until_works(|id| id != NodeId(5), held_at);
     cluster.run_for(Duration::from_millis(500).saturating_sub(cluster.now() - held_at));
-    cluster.five_and_others(|sim, five, other| sim.release(five, other));
+    for other in OTHERS {
+        cluster.net.sim.release(host(5), host(other));
+    }
     let released_at = cluster.now();
     cluster.until_works(|id| id == NodeId(5), released_at);
     cluster.run_for(Duration::from_millis(300));
@@ -378,21 +322,14 @@ fn paused(cluster: &mut Cluster) {
 /// back from 4.
 fn hand_over_to_returning_five(cluster: &mut Cluster) {
     cluster.five_working();
-    cluster.sim.crash(host(5));
+    cluster.net.crash(5);
     let crashed_at = cluster.now();
     cluster.until_works(|id| id == NodeId(4), crashed_at);
     cluster.run_for(Duration::from_millis(300));
-    cluster.sim.bounce(host(5));
+    cluster.net.restart(5);
     let back_at = cluster.now();
     cluster.until_works(|id| id == NodeId(5), back_at);
     cluster.run_for(Duration::from_millis(300));
-}
-
-fn seeds() -> u64 {
-    std::env::var("BULLY_TURMOIL_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(16)
 }
 
 /// Runs `story` on every seed with `setup`, and checks W1 on each: at least
@@ -409,7 +346,9 @@ fn w1_holds(name: &str, setup: Setup, leaderships: usize, story: fn(&mut Cluster
         let mut cluster = Cluster::new(seed, setup);
         story(&mut cluster);
         let intervals = cluster.intervals();
-        assert_w1(&format!("{name}, seed {seed}"), &intervals, leaderships);
+        if let Err(violation) = check_w1(&intervals, leaderships) {
+            panic!("{name}, seed {seed}: {violation}\nwhole log: {intervals:#?}");
+        }
         jobs += intervals.len();
         tokens += intervals
             .iter()
@@ -550,32 +489,4 @@ fn without_a_quorum_the_cut_off_leader_keeps_working_beside_the_new_one() {
         "without a quorum: {} seeds, {overlapping_pairs} overlapping pairs, {overlapping_time:?} of overlap in all",
         seeds()
     );
-}
-
-#[test]
-fn the_overlap_check_sees_an_overlap_and_a_token_going_back() {
-    use bully_core::{FencingToken, Term};
-    let token = |term, leader| FencingToken {
-        term: Term(term),
-        leader: NodeId(leader),
-    };
-    let ms = Duration::from_millis;
-    let job = |host, term, start, end: Option<u64>| Interval {
-        host: NodeId(host),
-        token: token(term, host),
-        start: ms(start),
-        end: end.map(ms),
-    };
-    // 5 works until 100 ms, 4 from 100 ms: touching is not overlapping.
-    let handed_over = [job(5, 1, 0, Some(100)), job(4, 2, 100, None)];
-    assert!(overlapping(&handed_over).is_empty());
-    assert!(support::work::tokens_going_back(&handed_over).is_empty());
-    // 5 still works at 101 ms, and an unfinished job overlaps everything after.
-    let late = [job(5, 1, 0, Some(101)), job(4, 2, 100, None)];
-    assert_eq!(overlapping(&late).len(), 1);
-    let unfinished = [job(5, 1, 0, None), job(4, 2, 500, Some(600))];
-    assert_eq!(overlapping(&unfinished).len(), 1);
-    // A later job under an older token.
-    let back = [job(4, 2, 0, Some(10)), job(5, 1, 20, Some(30))];
-    assert_eq!(support::work::tokens_going_back(&back).len(), 1);
 }

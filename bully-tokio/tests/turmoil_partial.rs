@@ -22,20 +22,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bully_core::wire::{Auth, ClusterId, Codec, Incarnation, Key, KeyId};
-use bully_core::{Config, Leader, Node, NodeId, Quorum};
-use bully_tokio::UdpTransport;
+use bully_core::{Config, Leader, NodeId, Quorum};
 
-mod sim_socket;
-use sim_socket::SimSocket;
+mod support;
+use support::turmoil::{Seen, TurmoilCluster, seeds};
 
-const PORT: u16 = 7000;
 const N: u64 = 5;
-const SECRET: &[u8] = b"turmoil test secret, 32 bytes!!!";
 
 /// How soon after the cut the expected member must lead for good.
 const STABLE_WITHIN: Duration = Duration::from_secs(3);
@@ -49,56 +43,6 @@ const MAX_TERM_GROWTH: u64 = 3;
 /// the default 20 ms message delay.
 fn config() -> Config {
     Config::default().with_quorum(Quorum::Majority)
-}
-
-fn host(id: u64) -> String {
-    format!("n{id}")
-}
-
-fn members() -> Vec<NodeId> {
-    (1..=N).map(NodeId).collect()
-}
-
-/// What one host's node reports: the leader it names, and the highest term it has
-/// persisted (its durable term, which every election raises).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Seen {
-    leader: Option<Leader>,
-    term: u64,
-}
-
-impl Seen {
-    /// The highest term this node has shown: its durable term, or its leader's.
-    fn term(&self) -> u64 {
-        self.term.max(self.leader.map_or(0, |leader| leader.term.0))
-    }
-}
-
-type Board = Arc<Mutex<BTreeMap<NodeId, Seen>>>;
-
-/// One host's software: a node over turmoil UDP, reporting its leader and term.
-async fn run_node(id: NodeId, board: Board) -> turmoil::Result {
-    let socket = turmoil::net::UdpSocket::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
-    let peers: Vec<(NodeId, SocketAddr)> = members()
-        .into_iter()
-        .map(|peer| (peer, SocketAddr::new(turmoil::lookup(host(peer.0)), PORT)))
-        .collect();
-    let auth = Auth::hmac(Key::new(KeyId(1), SECRET)?);
-    let codec = Codec::new(ClusterId(5), id, Incarnation(1), members(), auth)?;
-    let transport = UdpTransport::new(SimSocket(socket), codec, peers);
-    let node = Node::new(id, members(), config())?;
-    let terms = board.clone();
-    let handle = bully_tokio::spawn_persisting(node, transport, move |state| {
-        terms.lock().unwrap().entry(id).or_default().term = state.term.0;
-    });
-    let mut leader = handle.leader();
-    loop {
-        let named = *leader.borrow_and_update();
-        board.lock().unwrap().entry(id).or_default().leader = named;
-        if leader.changed().await.is_err() {
-            return Ok(());
-        }
-    }
 }
 
 /// A partial partition: the links that are cut, each in one direction.
@@ -276,17 +220,8 @@ impl fmt::Display for Outcome {
 /// Boots five hosts, waits for 5 to lead, lets a seed-dependent part of a
 /// heartbeat pass, cuts, and watches the window.
 fn run(seed: u64, cut: &Cut) -> Outcome {
-    let mut sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(60))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(5))
-        .rng_seed(seed)
-        .build();
-    let board: Board = Arc::default();
-    for id in 1..=N {
-        let board = board.clone();
-        sim.host(host(id), move || run_node(NodeId(id), board.clone()));
-    }
+    let mut cluster = TurmoilCluster::reporting(seed, N, config());
+    let board = cluster.board.clone();
     let settle = config().settle_bound(N as usize) * 4;
     let everyone_follows_5 = |board: &BTreeMap<NodeId, Seen>| {
         let first = board.values().next().and_then(|seen| seen.leader);
@@ -296,34 +231,31 @@ fn run(seed: u64, cut: &Cut) -> Outcome {
     };
     while !everyone_follows_5(&board.lock().unwrap()) {
         assert!(
-            sim.elapsed() < settle,
+            cluster.now() < settle,
             "seed {seed}: the cluster did not settle on 5 within {settle:?}: {:?}",
             board.lock().unwrap()
         );
-        sim.step().unwrap();
+        cluster.step();
     }
     // The cut lands at a different point of the heartbeat for each seed.
-    let phase = sim.elapsed() + Duration::from_millis(100 + seed * 37 % 100);
-    while sim.elapsed() < phase {
-        sim.step().unwrap();
-    }
+    cluster.run_for(Duration::from_millis(100 + seed * 37 % 100));
 
     for &(from, to) in &cut.cut {
-        sim.partition_oneway(host(from), host(to));
+        cluster.cut_oneway(&[from], &[to]);
     }
-    let cut_at = sim.elapsed();
+    let cut_at = cluster.now();
     let term_before = max_term(&board.lock().unwrap());
     let mut previous = effective_leader(&board.lock().unwrap(), cut);
     let mut last_change = Duration::ZERO;
     let mut changes = 0;
-    while sim.elapsed() - cut_at < WINDOW {
-        sim.step().unwrap();
+    while cluster.now() - cut_at < WINDOW {
+        cluster.step();
         let leader = effective_leader(&board.lock().unwrap(), cut);
         if leader != previous || leader.is_none() {
             if leader != previous {
                 changes += 1;
             }
-            last_change = sim.elapsed() - cut_at;
+            last_change = cluster.now() - cut_at;
         }
         previous = leader;
     }
@@ -341,19 +273,10 @@ fn run(seed: u64, cut: &Cut) -> Outcome {
     }
 }
 
-/// How many simulator seeds each scenario runs (`BULLY_TURMOIL_SEEDS`, default 16).
-fn seeds() -> impl Iterator<Item = u64> {
-    let n = std::env::var("BULLY_TURMOIL_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(16);
-    1..=n
-}
-
 /// Runs `cut` over every seed, prints each outcome, and fails with the list of
 /// seeds that missed.
 fn check(cut: &Cut) {
-    let outcomes: Vec<Outcome> = seeds().map(|seed| run(seed, cut)).collect();
+    let outcomes: Vec<Outcome> = (1..=seeds()).map(|seed| run(seed, cut)).collect();
     let mut missed = Vec::new();
     for outcome in &outcomes {
         println!("{}: {outcome}", cut.name);

@@ -11,16 +11,15 @@ use bully_core::{Config, Message, MessageKind, Node, NodeId, Term};
 use bully_tokio::{Handle, UdpTransport};
 use tokio::net::UdpSocket;
 
+mod support;
+use support::udp::sockets;
+
 const GIVE_UP: Duration = Duration::from_secs(20);
 const CLUSTER: ClusterId = ClusterId(0xB011);
 const SECRET: &[u8] = b"loopback test secret of 32 bytes";
 
 fn config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(200))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
+    support::config::loopback()
 }
 
 fn codec(id: NodeId, incarnation: u64, members: &[NodeId]) -> Codec {
@@ -33,17 +32,6 @@ fn codec(id: NodeId, incarnation: u64, members: &[NodeId]) -> Codec {
         auth,
     )
     .unwrap()
-}
-
-/// Binds one socket per member on a fresh loopback port.
-async fn sockets(members: &[NodeId]) -> Vec<(NodeId, UdpSocket, SocketAddr)> {
-    let mut out = Vec::new();
-    for &id in members {
-        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let addr = socket.local_addr().unwrap();
-        out.push((id, socket, addr));
-    }
-    out
 }
 
 fn start(
@@ -63,16 +51,7 @@ fn start(
 }
 
 async fn agree_on(handles: &[&Handle], expected: NodeId) {
-    for handle in handles {
-        let mut leader = handle.leader();
-        tokio::time::timeout(
-            GIVE_UP,
-            leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("node {} never named {expected}", handle.id()))
-        .unwrap();
-    }
+    support::agree::agree_on(handles.iter().copied(), expected, GIVE_UP).await;
 }
 
 #[tokio::test]
@@ -169,7 +148,7 @@ async fn garbage_forgeries_and_replays_are_counted_and_dropped() {
     );
 
     // Still running, still the leader, in its own term: nothing forged got in.
-    let leader = two.leader().borrow().unwrap();
+    let leader = two.leader().unwrap();
     assert_eq!(leader.id, NodeId(2));
     assert!(leader.term < Term(99));
     assert!(!two.is_finished());

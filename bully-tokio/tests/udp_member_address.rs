@@ -15,16 +15,14 @@ use bully_core::{CommandError, Config, Node, NodeId, Quorum};
 use bully_tokio::{ChangeError, Handle, UdpTransport};
 use tokio::net::UdpSocket;
 
+mod support;
+use support::udp::bind;
+
 const GIVE_UP: Duration = Duration::from_secs(20);
 const CLUSTER: ClusterId = ClusterId(0xB013);
 
 fn config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(300))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
-        .with_quorum(Quorum::Majority)
+    support::config::patient().with_quorum(Quorum::Majority)
 }
 
 fn auth() -> Auth {
@@ -32,12 +30,6 @@ fn auth() -> Auth {
 }
 
 const MEMBERS: [NodeId; 3] = [NodeId(1), NodeId(2), NodeId(3)];
-
-async fn bind() -> (UdpSocket, SocketAddr) {
-    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let addr = socket.local_addr().unwrap();
-    (socket, addr)
-}
 
 /// Starts `id` over `socket`, reaching only the members `peers` names.
 fn start(
@@ -52,16 +44,7 @@ fn start(
 }
 
 async fn agree_on(handles: &[&Handle], expected: NodeId) {
-    for handle in handles {
-        let mut leader = handle.leader();
-        tokio::time::timeout(
-            GIVE_UP,
-            leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("node {} never named {expected}", handle.id()))
-        .unwrap();
-    }
+    support::agree::agree_on(handles.iter().copied(), expected, GIVE_UP).await;
 }
 
 async fn send_errors(handle: &Handle) -> u64 {

@@ -12,15 +12,14 @@ use bully_core::{CommandError, Config, Node, NodeId};
 use bully_tokio::{ChangeError, Handle, UdpTransport};
 use tokio::net::UdpSocket;
 
+mod support;
+use support::udp::bind;
+
 const GIVE_UP: Duration = Duration::from_secs(20);
 const CLUSTER: ClusterId = ClusterId(0xB012);
 
 fn config() -> Config {
-    Config::default()
-        .with_heartbeat_interval(Duration::from_millis(50))
-        .with_leader_timeout(Duration::from_millis(200))
-        .with_max_message_delay(Duration::from_millis(10))
-        .with_max_processing_time(Duration::from_millis(5))
+    support::config::loopback()
 }
 
 fn key(id: u32) -> Key {
@@ -39,13 +38,6 @@ struct Member {
     handle: Handle,
     addr: SocketAddr,
 }
-
-async fn bind() -> (UdpSocket, SocketAddr) {
-    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let addr = socket.local_addr().unwrap();
-    (socket, addr)
-}
-
 fn start(
     id: NodeId,
     socket: UdpSocket,
@@ -78,16 +70,7 @@ async fn cluster(members: &[NodeId]) -> Vec<Member> {
 }
 
 async fn agree_on<'a>(handles: impl IntoIterator<Item = &'a Handle>, expected: NodeId) {
-    for handle in handles {
-        let mut leader = handle.leader();
-        tokio::time::timeout(
-            GIVE_UP,
-            leader.wait_for(|leader| leader.map(|l| l.id) == Some(expected)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("node {} never named {expected}", handle.id()))
-        .unwrap();
-    }
+    support::agree::agree_on(handles, expected, GIVE_UP).await;
 }
 
 /// Datagrams that reached a member's socket: accepted or refused.
@@ -147,10 +130,7 @@ async fn a_sixth_member_added_through_the_handles_is_elected_then_removed_and_se
     // 6 still believes it leads and sends heartbeats: the five refuse them.
     let refused = five[0].handle.stats().await.unwrap().transport_dropped;
     assert!(refused > 0, "6's frames were not refused");
-    assert_eq!(
-        five[0].handle.leader().borrow().map(|l| l.id),
-        Some(NodeId(5))
-    );
+    assert_eq!(five[0].handle.leader().map(|l| l.id), Some(NodeId(5)));
 
     six.shutdown().await.unwrap();
     for member in five {
@@ -163,7 +143,7 @@ async fn keys_rotate_through_the_handles_in_three_steps_without_losing_the_leade
     let members = cluster(&ids(1..=3)).await;
     let handles: Vec<&Handle> = members.iter().map(|m| &m.handle).collect();
     agree_on(handles.iter().copied(), NodeId(3)).await;
-    let leader = *handles[0].leader().borrow();
+    let leader = handles[0].leader();
 
     // 1: everyone accepts the new key; 2: everyone sends with it; 3: the old one
     // is retired. Between any two steps every frame is still accepted.
@@ -191,7 +171,7 @@ async fn keys_rotate_through_the_handles_in_three_steps_without_losing_the_leade
             stats.transport_dropped, 0,
             "a frame was refused mid-rotation"
         );
-        assert_eq!(*handle.leader().borrow(), leader, "the leadership changed");
+        assert_eq!(handle.leader(), leader, "the leadership changed");
     }
 
     // A member still on the retired key alone is no longer heard.

@@ -142,7 +142,7 @@ impl LoopbackCluster {
 
     /// The leader every running node names, if they agree.
     pub fn agreed_leader(&self) -> Option<Leader> {
-        let mut named = self.running.values().map(|h| *h.leader().borrow());
+        let mut named = self.running.values().map(|h| h.leader());
         let first = named.next()??;
         named.all(|l| l == Some(first)).then_some(first)
     }
@@ -155,7 +155,7 @@ impl LoopbackCluster {
         give_up: Duration,
     ) -> Result<Instant, Error> {
         let deadline = Instant::now() + give_up;
-        let mut watches: Vec<_> = self.running.values().map(Handle::leader).collect();
+        let mut watches: Vec<_> = self.running.values().map(Handle::leader_watch).collect();
         loop {
             if let Some(leader) = self.agreed_leader() {
                 if leader.id == expected {
@@ -184,7 +184,7 @@ impl LoopbackCluster {
             .iter()
             .map(|id| match self.running.get(id) {
                 None => format!("{id}:down"),
-                Some(handle) => match *handle.leader().borrow() {
+                Some(handle) => match handle.leader() {
                     Some(leader) => format!("{id}:{}", leader.id),
                     None => format!("{id}:-"),
                 },

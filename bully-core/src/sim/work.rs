@@ -83,7 +83,7 @@ impl WorkModel {
         }
         let permission = node
             .may_work_until(clock.local(now), margin(config))
-            .and_then(|(_, until)| until)
+            .and_then(|permit| permit.until)
             .map(|until| {
                 let resign = until.checked_add(config.resign_delay()).unwrap_or(until);
                 (clock.real(until), clock.real(resign))

@@ -1,4 +1,4 @@
-//! A `ChannelTransport` with the faults `ChannelNetwork` lacks: loss (a share of
+//! A `MemTransport` with the faults `MemNetwork` lacks: loss (a share of
 //! datagrams dropped, drawn from a seeded generator) and freezes (every message
 //! to or from a member held, then delivered late, in order, once it thaws).
 
@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bully_core::{Message, NodeId};
-use bully_std::{ChannelTransport, Transport};
+use bully_std::{MemTransport, Transport};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -64,12 +64,12 @@ impl Faults {
     }
 }
 
-/// One member's [`ChannelTransport`], obeying [`Faults`]. What it sends to or
+/// One member's [`MemTransport`], obeying [`Faults`]. What it sends to or
 /// from a frozen member waits in its own queue and goes, in order, at its first
 /// send or receive after the thaw (the receiver thread receives every few
 /// milliseconds).
 pub(crate) struct FaultyTransport {
-    inner: ChannelTransport,
+    inner: MemTransport,
     faults: Faults,
     rng: Mutex<ChaCha8Rng>,
     held: Mutex<VecDeque<(NodeId, Message)>>,
@@ -78,7 +78,7 @@ pub(crate) struct FaultyTransport {
 impl FaultyTransport {
     /// `inner` obeying `faults`, its losses drawn from a generator seeded with
     /// `seed`.
-    pub(crate) fn new(inner: ChannelTransport, faults: Faults, seed: u64) -> FaultyTransport {
+    pub(crate) fn new(inner: MemTransport, faults: Faults, seed: u64) -> FaultyTransport {
         FaultyTransport {
             inner,
             faults,

@@ -133,7 +133,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
 
-    let mut watch = handles[0].leader();
+    let mut watch = handles[0].leader_watch();
     let is = |id| move |l: &Option<bully_core::Leader>| l.is_some_and(|l| l.id == NodeId(id));
     println!("leader: {}", watch.wait_for(is(3)).await?.expect("some"));
     println!("node 3 shuts down gracefully (it resigns over TCP)...");

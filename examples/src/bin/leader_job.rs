@@ -111,18 +111,18 @@ async fn run() -> Result<(), Error> {
     );
 
     let give_up = Duration::from_secs(10);
-    tokio::time::timeout(give_up, handles[2].leadership()).await??;
+    handles[2].leadership(give_up).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("{}  cutting node 3 off from 1 and 2", at(epoch));
     network.partition(&[NodeId(3)], &[NodeId(1), NodeId(2)]);
-    let second = tokio::time::timeout(give_up, handles[1].leadership()).await??;
+    let second = handles[1].leadership(give_up).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("{}  healing the cut", at(epoch));
     network.heal();
     // 3 takes over again (preemption), in a later term than 2's.
     tokio::time::timeout(give_up, async {
         loop {
-            let leadership = handles[2].leadership().await?;
+            let leadership = handles[2].leadership(Duration::MAX).await?;
             if leadership.token() > second.token() {
                 return Ok::<_, bully_tokio::DriverError>(());
             }

@@ -147,10 +147,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             },
         }
     }
-    let was_leader = handle
-        .leader()
-        .borrow()
-        .is_some_and(|leader| leader.id == id);
+    let was_leader = handle.leader().is_some_and(|leader| leader.id == id);
     let stats = handle.shutdown().await?;
     if was_leader {
         println!("{} resigned and stopped: the others elect at once", stamp());

@@ -1,4 +1,4 @@
-//! The driver and `Handle` over the in-process `ChannelNetwork`: fast scenarios
+//! The driver and `Handle` over the in-process `MemNetwork`: fast scenarios
 //! with faults (isolation, healing), commands, events and shutdown. Assertions are
 //! about leaders and counters, never about timings.
 //!
@@ -8,59 +8,28 @@
 use std::time::Duration;
 
 use bully_core::{Config, Event, MessageKind, Node, NodeId, Role, Term};
-use bully_std::{Builder, ChannelNetwork, DriverError, Handle, LeaderWatch, RecvError};
+use bully_std::{Builder, DriverError, MemNetwork, RecvError};
 
-const WAIT: Duration = Duration::from_secs(30);
+mod support;
+use support::mem::{MemCluster, WAIT};
+
+/// Every member elects at boot, as the seeds' processes do (the events test
+/// reads each boot election).
+fn config() -> Config {
+    Config::default().with_staggered_start(false)
+}
 
 fn node(id: u64, members: &[u64]) -> Node {
-    Node::new(
-        NodeId(id),
-        members.iter().map(|&m| NodeId(m)),
-        // Every member elects at boot, as the seeds' processes do (the events
-        // test reads each boot election).
-        Config::default().with_staggered_start(false),
-    )
-    .unwrap()
-}
-
-fn cluster(network: &ChannelNetwork, members: &[u64]) -> Vec<Handle> {
-    members
-        .iter()
-        .map(|&id| bully_std::spawn(node(id, members), network.endpoint(NodeId(id))))
-        .collect()
-}
-
-/// Waits until `watch` names `id` as leader in a term after `after`.
-fn leader_is(watch: &LeaderWatch, id: u64, after: Term) -> Term {
-    watch
-        .wait_for(WAIT, |leader| {
-            leader.is_some_and(|l| l.id == NodeId(id) && l.term > after)
-        })
-        .unwrap_or_else(|error| panic!("leader is not {id} ({error}): {:?}", watch.get()))
-        .unwrap()
-        .term
-}
-
-/// Waits until every node names the same leader, and returns it.
-fn agreed_leader(handles: &[Handle]) -> bully_core::Leader {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let first = handles[0].wait_for_leader(WAIT).unwrap();
-        if handles.iter().all(|h| h.leader() == Some(first)) {
-            return first;
-        }
-        assert!(std::time::Instant::now() < deadline, "no agreement");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    Node::new(NodeId(id), members.iter().map(|&m| NodeId(m)), config()).unwrap()
 }
 
 #[test]
 fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
-    let network = ChannelNetwork::new();
-    let handles = cluster(&network, &[1, 2, 3, 4, 5]);
-    let subscriptions: Vec<_> = handles.iter().map(Handle::events).collect();
-    for handle in &handles {
-        leader_is(&handle.leader_watch(), 5, Term(0));
+    let cluster = MemCluster::new(&[1, 2, 3, 4, 5], config());
+    let handles = cluster.running();
+    let subscriptions: Vec<_> = handles.iter().map(|h| h.events()).collect();
+    for id in 1..=5 {
+        cluster.leader_is(id, 5, Term(0));
     }
     // The first subscription was made before the node started: it has the
     // whole story, from the boot election to node 5's leadership.
@@ -77,45 +46,43 @@ fn five_nodes_elect_the_highest_and_every_node_says_so_in_its_events() {
         }
         assert!(started, "node {} started an election at boot", handle.id());
     }
-    assert_eq!(handles[4].stats().unwrap().role, Role::Leader);
+    assert_eq!(cluster.handle(5).stats().unwrap().role, Role::Leader);
 }
 
 #[test]
 fn an_isolated_leader_is_replaced_and_takes_over_again_when_the_network_heals() {
-    let network = ChannelNetwork::new();
-    let handles = cluster(&network, &[1, 2, 3]);
-    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+    let cluster = MemCluster::new(&[1, 2, 3], config());
+    let first = cluster.leader_is(1, 3, Term(0));
 
     // To 1 and 2, node 3 has crashed: no Resign, they wait out the leader timeout.
-    network.isolate(NodeId(3));
-    let second = leader_is(&handles[0].leader_watch(), 2, first);
-    leader_is(&handles[1].leader_watch(), 2, first);
-    let two = handles[1].stats().unwrap();
+    cluster.isolate(3);
+    let second = cluster.leader_is(1, 2, first);
+    cluster.leader_is(2, 2, first);
+    let two = cluster.handle(2).stats().unwrap();
     assert_eq!(two.node.received[MessageKind::Resign], 0);
 
     // Node 3 comes back and bullies its way to the leadership again.
-    network.heal();
-    for handle in &handles {
-        leader_is(&handle.leader_watch(), 3, second);
+    cluster.heal();
+    for id in 1..=3 {
+        cluster.leader_is(id, 3, second);
     }
-    assert!(network.stats().blocked > 0);
+    assert!(cluster.network.stats().blocked > 0);
 }
 
 #[test]
 fn an_aborted_leader_says_nothing_and_the_others_wait_out_the_leader_timeout() {
-    let network = ChannelNetwork::new();
-    let mut handles = cluster(&network, &[1, 2, 3]);
-    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+    let mut cluster = MemCluster::new(&[1, 2, 3], config());
+    let first = cluster.leader_is(1, 3, Term(0));
 
-    handles.pop().unwrap().abort();
-    leader_is(&handles[0].leader_watch(), 2, first);
-    leader_is(&handles[1].leader_watch(), 2, first);
-    let two = handles[1].stats().unwrap();
+    cluster.crash(3);
+    cluster.leader_is(1, 2, first);
+    cluster.leader_is(2, 2, first);
+    let two = cluster.handle(2).stats().unwrap();
     assert_eq!(two.node.received[MessageKind::Resign], 0, "no goodbye");
     // What 2 still sends to 3 (its Coordinator, its heartbeats) finds no one.
-    let before = network.stats().undeliverable;
+    let before = cluster.network.stats().undeliverable;
     let deadline = std::time::Instant::now() + WAIT;
-    while network.stats().undeliverable == before {
+    while cluster.network.stats().undeliverable == before {
         assert!(std::time::Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -123,32 +90,25 @@ fn an_aborted_leader_says_nothing_and_the_others_wait_out_the_leader_timeout() {
 
 #[test]
 fn suspecting_the_leader_starts_an_election_and_bad_suspicions_are_refused() {
-    let network = ChannelNetwork::new();
-    let handles = cluster(&network, &[1, 2]);
-    let first = leader_is(&handles[0].leader_watch(), 2, Term(0));
+    let cluster = MemCluster::new(&[1, 2], config());
+    let first = cluster.leader_is(1, 2, Term(0));
+    let one = cluster.handle(1);
     assert_eq!(
-        handles[0].suspect(NodeId(9)),
+        one.suspect(NodeId(9)),
         Ok(Err(bully_core::CommandError::UnknownMember(NodeId(9))))
     );
-    assert_eq!(handles[0].suspect(NodeId(2)), Ok(Ok(())));
+    assert_eq!(one.suspect(NodeId(2)), Ok(Ok(())));
     // Node 1 elects again; 2, alive, answers and announces itself in a later term.
-    leader_is(&handles[0].leader_watch(), 2, first);
+    cluster.leader_is(1, 2, first);
 }
 
 #[test]
 fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
-    let network = ChannelNetwork::new();
     // Sticky leadership, so that 3 does not take the leadership straight back.
     let config = Config::default().with_preemption(bully_core::Preemption::Never);
-    let members = [NodeId(1), NodeId(2), NodeId(3)];
-    let handles: Vec<_> = members
-        .iter()
-        .map(|&id| {
-            let node = Node::new(id, members, config.clone()).unwrap();
-            bully_std::spawn(node, network.endpoint(id))
-        })
-        .collect();
-    let leader = agreed_leader(&handles);
+    let cluster = MemCluster::new(&[1, 2, 3], config);
+    let leader = cluster.agreed_leader();
+    let handles = cluster.running();
     let leading = handles.iter().find(|h| h.id() == leader.id).unwrap();
     let follower = handles.iter().find(|h| h.id() != leader.id).unwrap();
 
@@ -167,7 +127,7 @@ fn step_down_hands_the_leadership_over_and_a_follower_cannot_step_down() {
 
 #[test]
 fn a_slow_reader_is_told_how_many_events_it_missed() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let members = [1, 2];
     // Node 2 alone, with room for one unread event: it boots (ElectionStarted),
     // wins (BecameLeader, LeaderElected), and the reader only looks afterwards.
@@ -176,7 +136,7 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
         .spawn(node(2, &members), network.endpoint(NodeId(2)))
         .unwrap();
     let events = handle.events();
-    leader_is(&handle.leader_watch(), 2, Term(0));
+    assert_eq!(handle.wait_for_leader(WAIT).unwrap().id, NodeId(2));
     // The leader is published just before the events of the same input: a round
     // trip through the driver makes sure those are out too.
     handle.stats().unwrap();
@@ -199,7 +159,7 @@ fn a_slow_reader_is_told_how_many_events_it_missed() {
 
 #[test]
 fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     let handle = bully_std::spawn(node(1, &[1]), network.endpoint(NodeId(1)));
     let watch = handle.leader_watch();
     let events = handle.events();
@@ -222,7 +182,7 @@ fn dropping_the_handle_stops_and_joins_and_leaves_the_watch_readable() {
 
 #[test]
 fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
-    let network = ChannelNetwork::new();
+    let network = MemNetwork::new();
     // Node 1 of {1, 2, 3}: 2 and 3 never join, so everything it sends is lost.
     let handle = bully_std::spawn(node(1, &[1, 2, 3]), network.endpoint(NodeId(1)));
     let leader = handle.wait_for_leader(WAIT).unwrap();
@@ -236,17 +196,17 @@ fn a_node_whose_peers_never_answer_still_shuts_down_promptly() {
 
 #[test]
 fn spawn_persisting_hands_over_every_new_term_before_it_is_used() {
-    let network = ChannelNetwork::new();
-    let members = [NodeId(1), NodeId(2)];
     let (saved, states) = std::sync::mpsc::channel();
-    let node = Node::new(NodeId(2), members, Config::default()).unwrap();
-    let two = bully_std::spawn_persisting(node, network.endpoint(NodeId(2)), move |state| {
-        let _ = saved.send(state);
+    let mut cluster = MemCluster::stopped(MemNetwork::new(), &[1, 2], Config::default());
+    cluster.start_with(2, |node, transport| {
+        bully_std::spawn_persisting(node, transport, move |state| {
+            let _ = saved.send(state);
+        })
     });
-    let one = bully_std::spawn(node_of(1, &members), network.endpoint(NodeId(1)));
-    let leader = one.wait_for_leader(WAIT).unwrap();
+    cluster.start(1);
+    let leader = cluster.handle(1).wait_for_leader(WAIT).unwrap();
     assert_eq!(leader.id, NodeId(2));
-    let last = two.shutdown().unwrap();
+    let last = cluster.take(2).shutdown().unwrap();
     let persisted: Vec<_> = states.try_iter().collect();
     assert!(!persisted.is_empty());
     assert!(persisted.windows(2).all(|w| w[0].term < w[1].term));
@@ -254,31 +214,23 @@ fn spawn_persisting_hands_over_every_new_term_before_it_is_used() {
     assert!(last.term >= leader.term);
 }
 
-fn node_of(id: u64, members: &[NodeId]) -> Node {
-    Node::new(NodeId(id), members.iter().copied(), Config::default()).unwrap()
-}
-
 #[test]
 fn an_abstaining_leader_is_replaced_and_is_not_elected_before_its_abstention_ends() {
-    let network = ChannelNetwork::new();
-    let handles = cluster(&network, &[1, 2, 3]);
-    let first = leader_is(&handles[0].leader_watch(), 3, Term(0));
+    let cluster = MemCluster::new(&[1, 2, 3], config());
+    let first = cluster.leader_is(1, 3, Term(0));
+    let three = cluster.handle(3);
     // Long enough that the test cannot see it end: only the hand-over counts.
     let abstention = Duration::from_secs(3600);
-    assert_eq!(handles[2].abstain_for(abstention), Ok(true));
-    assert_eq!(
-        handles[2].abstain_for(abstention),
-        Ok(false),
-        "not leading now"
-    );
-    let second = leader_is(&handles[0].leader_watch(), 2, first);
+    assert_eq!(three.abstain_for(abstention), Ok(true));
+    assert_eq!(three.abstain_for(abstention), Ok(false), "not leading now");
+    let second = cluster.leader_is(1, 2, first);
     // 2's heartbeats reach 3, which would take over if it did not abstain.
     std::thread::sleep(Config::default().leader_timeout());
     assert_eq!(
-        handles[2].leader().map(|l| (l.id, l.term)),
+        three.leader().map(|l| (l.id, l.term)),
         Some((NodeId(2), second))
     );
     // A zero abstention ends it: 3 takes back.
-    assert_eq!(handles[2].abstain_for(Duration::ZERO), Ok(false));
-    leader_is(&handles[0].leader_watch(), 3, second);
+    assert_eq!(three.abstain_for(Duration::ZERO), Ok(false));
+    cluster.leader_is(1, 3, second);
 }

@@ -1,0 +1,188 @@
+//! [`DriverCore`]: everything a driver does around its [`Node`] that does not
+//! depend on the runtime, in the order the core's rule asks for.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::event::{Event, Leader};
+use crate::message::{Message, NodeId, Transmit};
+use crate::node::Node;
+use crate::time::Instant;
+
+use super::change::{Change, Peers, apply};
+use super::error::ChangeError;
+use super::heard::LastHeard;
+use super::permit::{Permission, PermitChange};
+use super::persist::{Persist, Persister};
+use super::stats::DriverStats;
+
+/// A [`Node`] with what both drivers keep beside it: the [`Permission`] to
+/// work, the [`Persister`], [`LastHeard`] and the [`DriverStats`].
+///
+/// The driver's loop, in either runtime:
+///
+/// 1. [`start`](DriverCore::start), then flush (below).
+/// 2. Wait for the next input until [`deadline`](DriverCore::deadline); count
+///    the wake-up ([`woke`](DriverCore::woke)).
+/// 3. Hand it over: [`handle_message`](DriverCore::handle_message),
+///    [`handle_timeout`](DriverCore::handle_timeout) (it checks that a timer is
+///    due), [`change`](DriverCore::change), or a command on
+///    [`node_mut`](DriverCore::node_mut).
+/// 4. Flush: [`before_send`](DriverCore::before_send) (it has the driver
+///    publish the leadership's change, then persists), then send every
+///    [`poll_transmit`](DriverCore::poll_transmit) and count it
+///    ([`sent`](DriverCore::sent)), then publish every
+///    [`poll_event`](DriverCore::poll_event) and the node's leader.
+#[derive(Debug)]
+pub struct DriverCore {
+    node: Node,
+    permission: Permission,
+    persister: Persister,
+    heard: LastHeard,
+    stats: DriverStats,
+}
+
+impl DriverCore {
+    /// Drives `node`, whose leaderships end `lease_margin` before their lease
+    /// (`None`: the node's
+    /// [`Config::default_lease_margin`](crate::Config::default_lease_margin)),
+    /// handing each new durable state to `persist`.
+    pub fn new(node: Node, lease_margin: Option<Duration>, persist: Option<Persist>) -> DriverCore {
+        DriverCore {
+            permission: Permission::for_node(&node, lease_margin),
+            persister: Persister::new(&node, persist),
+            heard: LastHeard::new(),
+            stats: DriverStats::default(),
+            node,
+        }
+    }
+
+    /// The node.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// The node, for the commands a handle passes on (`step_down`, `suspect`,
+    /// ...). Flush afterwards, as after any input.
+    pub fn node_mut(&mut self) -> &mut Node {
+        &mut self.node
+    }
+
+    /// The permission to work, as last updated.
+    pub fn permission(&self) -> &Permission {
+        &self.permission
+    }
+
+    /// The counters, for the ones only the driver can count (`timer_resets`,
+    /// `recv_errors`, `recv_yields`).
+    pub fn stats_mut(&mut self) -> &mut DriverStats {
+        &mut self.stats
+    }
+
+    /// The counters with the node's, its role, term and leader; the driver adds
+    /// what its transport counts (`transport_dropped`, `wire`).
+    pub fn stats(&self) -> DriverStats {
+        self.stats.with_node(&self.node)
+    }
+
+    /// Starts the node ([`Node::start`]): boot or recovery.
+    pub fn start(&mut self, now: Instant) {
+        self.node.start(now);
+    }
+
+    /// When the driver must look again without input: the earlier of the node's
+    /// timer and the leadership's guard (its permit's end).
+    pub fn deadline(&self) -> Option<Instant> {
+        match (self.node.poll_timeout(), self.permission.guard()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Counts a wake-up of the loop.
+    pub fn woke(&mut self) {
+        self.stats.wakeups += 1;
+    }
+
+    /// `from` sent `message`, received at `now`.
+    pub fn handle_message(&mut self, now: Instant, from: NodeId, message: Message) {
+        self.stats.messages_received += 1;
+        self.heard.record(&self.node, from, now);
+        self.node.handle_message(now, from, message);
+    }
+
+    /// Fires the node's timers if one is due at `now` ([`Node::handle_timeout`]);
+    /// returns whether one was. A driver calls it after every input, not only
+    /// when its wait timed out, so that a steady stream of input cannot starve
+    /// the timers.
+    pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        if self.node.poll_timeout().is_none_or(|at| at > now) {
+            return false;
+        }
+        self.stats.timeouts += 1;
+        self.node.handle_timeout(now);
+        true
+    }
+
+    /// Makes the node abstain from leading for `duration` from `now`
+    /// ([`Node::abstain_until`]); returns whether it stepped down. A zero
+    /// duration, or one past the clock's range, ends an abstention.
+    pub fn abstain_for(&mut self, now: Instant, duration: Duration) -> bool {
+        // A duration past the clock's range cannot be an instant: it is taken as
+        // zero (which ends an abstention) rather than a panic in the driver.
+        let until = now.checked_add(duration).unwrap_or(now);
+        self.node.abstain_until(now, until)
+    }
+
+    /// Carries out a membership or key change on the node and on the
+    /// transport's `peers` ([`apply`]).
+    pub fn change<P: Peers + ?Sized>(
+        &mut self,
+        now: Instant,
+        peers: &mut P,
+        change: Change,
+    ) -> Result<(), ChangeError<P::Error>> {
+        apply(&mut self.node, peers, now, change)
+    }
+
+    /// Re-reads the permission to work at `now` ([`Permission::update`]): what a
+    /// driver does when the guard passes with no other input.
+    pub fn update_permit(&mut self, now: Instant) -> PermitChange {
+        self.permission.update(&self.node, now)
+    }
+
+    /// The start of a flush, before any transmit: the permission to work, whose
+    /// change `publish` carries out (first, so that work that must stop is told
+    /// before anything else happens), then the durable state (written before
+    /// any message that depends on it leaves).
+    pub fn before_send(&mut self, now: Instant, publish: impl FnOnce(PermitChange)) {
+        publish(self.permission.update(&self.node, now));
+        self.persister.before_send(&self.node);
+    }
+
+    /// The next message to send ([`Node::poll_transmit`]); count each with
+    /// [`sent`](DriverCore::sent).
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.node.poll_transmit()
+    }
+
+    /// Counts a send: accepted by the transport, or failed (counted, never fatal).
+    pub fn sent(&mut self, accepted: bool) {
+        self.stats.count_send(accepted);
+    }
+
+    /// The next event to publish ([`Node::poll_event`]).
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.node.poll_event()
+    }
+
+    /// The leader to publish after the events are drained ([`Node::leader`]).
+    pub fn leader(&self) -> Option<Leader> {
+        self.node.leader()
+    }
+
+    /// How long before `now` each member was last heard ([`LastHeard::ages`]).
+    pub fn last_heard(&self, now: Instant) -> BTreeMap<NodeId, Duration> {
+        self.heard.ages(now)
+    }
+}

@@ -1,0 +1,152 @@
+//! [`spawn`], [`spawn_persisting`] and their [`Builder`]: starting a driver task.
+
+use std::time::Duration;
+
+use bully_core::driver::{DriverCore, Persist, Settings};
+use bully_core::{DurableState, Node};
+use tokio::sync::{broadcast, mpsc, watch};
+use tracing::Instrument;
+
+use crate::driver::Driver;
+use crate::handle::Handle;
+use crate::leadership::Leaderships;
+use crate::transport::Transport;
+
+/// Starts a task that runs `node` over `transport`, with the [`Builder`]'s
+/// defaults, and returns its [`Handle`].
+///
+/// The task calls [`Node::start`](bully_core::Node::start) at once (boot or recovery), then serves the
+/// node until [`Handle::shutdown`], or until the handle is dropped. The node must
+/// not have been started already.
+///
+/// The node only ever sees instants from tokio's clock
+/// (`tokio::time::Instant::now().into_std()`), so it runs in virtual time under
+/// `tokio::time::pause` and under turmoil.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, as `tokio::spawn` does.
+pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
+    Builder::new().spawn(node, transport)
+}
+
+/// [`spawn`], and call `persist` with the node's [`DurableState`] whenever it
+/// changes, before any message that depends on it is sent.
+///
+/// Write the state somewhere that survives a restart, and pass it back to
+/// [`Node::with_durable_state`](bully_core::Node::with_durable_state) when the process starts again: the restarted node
+/// then resumes from its term (and, with a quorum, its vote) instead of announcing
+/// a stale leadership. `persist` runs on the driver's task, so keep it short (the
+/// state is two small integers); it is not called for the state the node was
+/// created with.
+///
+/// # Panics
+///
+/// Outside a tokio runtime, as `tokio::spawn` does.
+pub fn spawn_persisting<T, P>(node: Node, transport: T, persist: P) -> Handle
+where
+    T: Transport,
+    P: FnMut(DurableState) + Send + 'static,
+{
+    Builder::new().spawn_persisting(node, transport, persist)
+}
+
+/// Settings for [`spawn`]: the lease margin of a [`Leadership`](crate::Leadership)
+/// and how many events a slow subscriber may fall behind.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+/// use bully_tokio::{Builder, MemNetwork};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// let handle = Builder::new()
+///     .lease_margin(Duration::from_millis(100))
+///     .spawn(node, MemNetwork::new().endpoint(NodeId(1)));
+/// # handle.shutdown().await?; Ok(()) }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    settings: Settings,
+}
+
+impl Builder {
+    /// The defaults: a lease margin of a quarter of the node's
+    /// [`Config::leader_lease`](bully_core::Config::leader_lease), and
+    /// [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
+    /// (1024) events per subscriber.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// How many events a [`Handle::events`] subscriber may fall behind before it
+    /// misses the oldest (it then gets `RecvError::Lagged`; the leader watch
+    /// never lags). At least 1.
+    #[must_use]
+    pub fn event_capacity(mut self, capacity: usize) -> Builder {
+        self.settings = self.settings.with_event_capacity(capacity);
+        self
+    }
+
+    /// With a quorum, how long before the end of its lease
+    /// ([`Node::exclusive_until`]) this node's [`Leadership`](crate::Leadership)
+    /// ends: the time the work needs to notice the signal and stop, plus the
+    /// driver's own lateness. Keep it below the lease minus a heartbeat interval
+    /// and a round trip, or the leadership ends between two renewals. Without a
+    /// quorum it has no effect.
+    #[must_use]
+    pub fn lease_margin(mut self, margin: Duration) -> Builder {
+        self.settings = self.settings.with_lease_margin(margin);
+        self
+    }
+
+    /// [`spawn`] with these settings.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
+    pub fn spawn<T: Transport>(self, node: Node, transport: T) -> Handle {
+        self.start(node, transport, None)
+    }
+
+    /// [`spawn_persisting`] with these settings.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
+    pub fn spawn_persisting<T, P>(self, node: Node, transport: T, persist: P) -> Handle
+    where
+        T: Transport,
+        P: FnMut(DurableState) + Send + 'static,
+    {
+        self.start(node, transport, Some(Box::new(persist)))
+    }
+
+    fn start<T: Transport>(self, node: Node, transport: T, persist: Option<Persist>) -> Handle {
+        let id = node.id();
+        let (commands, command_rx) = mpsc::channel(16);
+        let (leader_tx, leader) = watch::channel(None);
+        let (event_tx, events) = broadcast::channel(self.settings.event_capacity);
+        let (leaderships, leadership) = Leaderships::new();
+        let driver = Driver {
+            core: DriverCore::new(node, self.settings.lease_margin, persist),
+            transport,
+            commands: command_rx,
+            leader: leader_tx,
+            events: event_tx,
+            leaderships,
+        };
+        let span = tracing::info_span!("bully", node = %id);
+        let task = tokio::spawn(driver.run().instrument(span));
+        Handle {
+            id,
+            commands,
+            leader,
+            leadership,
+            events,
+            task,
+        }
+    }
+}

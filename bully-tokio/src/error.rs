@@ -1,0 +1,15 @@
+//! The errors of the [`Handle`](crate::Handle)'s calls: [`DriverError`] and
+//! [`ChangeError`], bully-std's too (both written once, in
+//! `bully_core::driver`), here with this crate's [`TransportError`].
+
+use crate::transport::TransportError;
+
+pub use bully_core::driver::DriverError;
+
+/// Why [`Handle::add_member`](crate::Handle::add_member),
+/// [`remove_member`](crate::Handle::remove_member),
+/// [`set_member_address`](crate::Handle::set_member_address) or
+/// [`set_auth`](crate::Handle::set_auth) changed nothing: the node refused
+/// ([`CommandError`](bully_core::CommandError)), the transport refused
+/// ([`TransportError`]), or the driver has stopped ([`DriverError`]).
+pub type ChangeError = bully_core::driver::ChangeError<TransportError>;

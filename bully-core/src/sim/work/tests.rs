@@ -47,7 +47,9 @@ fn member_1_works_from(t0: Instant) -> (WorkModel, Node, Instant) {
     let mut model = WorkModel::new(2);
     let node = leader(1, t0);
     let permit = node.may_work_until(t0, margin(&config())).unwrap();
-    let until = permit.until.expect("with a quorum the permission has an end");
+    let until = permit
+        .until
+        .expect("with a quorum the permission has an end");
     assert_eq!(model.after_input(t0, &Clock::exact(t0), 0, &node), None);
     (model, node, until)
 }

@@ -1,7 +1,9 @@
 //! Acknowledgements under the quorum gate, told one node at a time: which
 //! votes and heartbeat acknowledgements a claimant or a leader counts, what a
-//! follower promises when it acknowledges, and how a leader paces its rounds
-//! while acknowledgements go missing.
+//! follower promises when it acknowledges, how a leader paces its rounds
+//! while acknowledgements go missing, and when a term is spent for a member
+//! (it voted in it for another, or led it), so that its next election runs in
+//! a new one.
 //!
 //! The fault sweeps check that no two members lead at once; these stories pin
 //! the bookkeeping underneath, which a sweep rarely tells apart (a stale vote
@@ -11,7 +13,8 @@
 use std::time::{Duration, Instant};
 
 use bully_core::{
-    Config, DropReason, DurableState, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit,
+    Algorithm, Config, DropReason, DurableState, Event, Message, Node, NodeId, Quorum, Role, Term,
+    Transmit,
 };
 
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
@@ -271,4 +274,120 @@ fn a_heartbeat_of_the_older_term_as_the_promise_to_the_newer_claim_ends_promises
     assert_eq!(drain(&mut node), vec![to(3, ack(1, 2))]);
     let sent = resign_of_term_1_then_2_claims(&mut node, promise_ends + ms(1));
     assert_eq!(sent, vec![to(2, ack(3, 0))]);
+}
+
+/// `message` to 1, 2 and 4, in that order.
+fn to_1_2_and_4(message: Message) -> Vec<Transmit> {
+    vec![
+        to(1, message.clone()),
+        to(2, message.clone()),
+        to(4, message),
+    ]
+}
+
+fn modified_majority() -> Config {
+    majority().with_algorithm(Algorithm::Modified)
+}
+
+/// 3 of 1..=4 with a majority quorum, under modified Bully, listens after its
+/// start, then probes; 1 and 2 back it, 4 is silent. When the probe's time is
+/// up 3 elects in term 1 (its Election goes to every member). Returns the
+/// node, when it elected, and the instant until which that probe lets it
+/// stand again without probing.
+fn modified_3_elects_in_term_1() -> (Node, Instant, Instant) {
+    let config = modified_majority();
+    let mut node = Node::new(NodeId(3), ids(1..=4), config.clone()).unwrap();
+    node.start(Instant::now());
+    let asked = node.poll_timeout().expect("3 probes once it has listened");
+    node.handle_timeout(asked);
+    assert_eq!(
+        drain(&mut node),
+        to_1_2_and_4(Message::Probe { term: Term(0) })
+    );
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(asked, NodeId(from), reply);
+    }
+    let elected = node.poll_timeout().expect("the probe's time");
+    assert_eq!(elected, asked + config.answer_timeout());
+    node.handle_timeout(elected);
+    assert_eq!(
+        drain(&mut node),
+        to_1_2_and_4(Message::Election { term: Term(1) })
+    );
+    let clearance = config.follower_lease() + config.answer_timeout() * 2;
+    (node, elected, elected + clearance)
+}
+
+/// 3 leads term 1 (nobody above answered its Election; 1 and 2 vote for its
+/// claim). Then 4, back with an older term, elects in term 1: 3 gives way to
+/// it, says so (Resign), and raises its flag for 4's election. 4 never
+/// claims. When 3 stops waiting for it, the probe that let 3 stand still
+/// holds, so 3 needs no new probe; but 3 led term 1 itself, and an election
+/// of term 1 again could only win a token it already held: it elects in
+/// term 2.
+/// Kills may_retry_in_term's `highest.term < term` -> `<=` (387:63).
+#[test]
+fn a_member_that_led_a_term_elects_in_a_new_one_when_it_stands_again() {
+    let (mut node, _, cleared_until) = modified_3_elects_in_term_1();
+    let claimed = node.poll_timeout().expect("nobody above answers");
+    node.handle_timeout(claimed);
+    assert_eq!(
+        drain(&mut node),
+        to_1_2_and_4(Message::Coordinator { term: Term(1) })
+    );
+    for from in [1, 2] {
+        node.handle_message(claimed, NodeId(from), ack(1, 0));
+    }
+    assert_eq!(node.role(), Role::Leader);
+    assert_eq!(drain(&mut node), to_1_2_and_4(heartbeat(1, 1)));
+    node.handle_message(claimed, NodeId(4), Message::Election { term: Term(1) });
+    assert_eq!(node.role(), Role::Follower);
+    assert!(drain(&mut node).is_empty());
+    assert_eq!(
+        fire_at(&mut node, claimed),
+        to_1_2_and_4(Message::Resign { term: Term(1) })
+    );
+    let gave_up = node.poll_timeout().expect("3 waits for 4's claim");
+    assert!(gave_up < cleared_until, "{:?}", cleared_until - gave_up);
+    assert_eq!(
+        fire_at(&mut node, gave_up),
+        to_1_2_and_4(Message::Election { term: Term(2) })
+    );
+    assert_eq!(node.stats().elections_refused, 0);
+}
+
+/// 3 elects in term 1; 10 ms later, while it still waits for answers from
+/// above, 4 claims term 1
+/// (4 had elected in term 1 too), and 3 votes for it. 4's claim comes to
+/// nothing, and 4 runs its election of term 1 again: 3 raises its flag for
+/// it. 4 never claims. When 3 stops waiting for it, the probe that let 3
+/// stand still holds; but 3 voted in term 1 for another member, and may not
+/// vote for itself in it: it elects in term 2.
+/// Kills may_retry_in_term's `voted < term` -> `<=` (391:51) and `whom ==
+/// self.id` -> `!=` (391:66).
+#[test]
+fn a_member_that_voted_for_another_in_a_term_elects_in_a_new_one_when_it_stands_again() {
+    let (mut node, elected, cleared_until) = modified_3_elects_in_term_1();
+    let claim = elected + ms(10);
+    assert!(
+        node.poll_timeout()
+            .is_some_and(|answers_due| claim < answers_due)
+    );
+    node.handle_message(claim, NodeId(4), Message::Coordinator { term: Term(1) });
+    assert_eq!(drain(&mut node), vec![to(4, ack(1, 0))]);
+    node.handle_message(claim, NodeId(4), Message::Election { term: Term(1) });
+    assert_eq!(node.role(), Role::Follower);
+    assert!(drain(&mut node).is_empty());
+    let gave_up = node.poll_timeout().expect("3 waits for 4's claim");
+    assert!(gave_up < cleared_until, "{:?}", cleared_until - gave_up);
+    assert_eq!(
+        fire_at(&mut node, gave_up),
+        to_1_2_and_4(Message::Election { term: Term(2) })
+    );
+    assert_eq!(node.stats().elections_refused, 0);
 }

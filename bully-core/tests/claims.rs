@@ -1,7 +1,7 @@
 //! Claims and votes with a quorum, told one node at a time: how a member
 //! answers another's claim (it votes, defers its vote behind a promise to a
-//! sitting leader, or refuses), and when a leader yields to a claim of its own
-//! term.
+//! sitting leader, or refuses), when a leader yields to a claim of its own
+//! term, and how a winner claims.
 //!
 //! The fault sweeps check that no two members lead at once and that the right
 //! one ends up leading; these stories pin the votes on the way, which a sweep
@@ -11,7 +11,8 @@
 use std::time::{Duration, Instant};
 
 use bully_core::{
-    Config, DropReason, Event, Leader, Message, Node, NodeId, Quorum, Role, Term, Transmit,
+    Algorithm, Config, DropReason, Event, Leader, Message, Node, NodeId, Preemption, Quorum, Role,
+    Term, Transmit,
 };
 
 fn majority() -> Config {
@@ -71,6 +72,14 @@ fn heartbeat(term: u64, round: u64) -> Message {
 
 fn probe(term: u64) -> Message {
     Message::Probe { term: Term(term) }
+}
+
+fn no_leader(term: u64) -> Message {
+    Message::ProbeReply {
+        term: Term(term),
+        leader: None,
+        cut_off: false,
+    }
 }
 
 fn election(term: u64) -> Message {
@@ -377,4 +386,209 @@ fn a_leader_yields_to_a_higher_members_claim_of_its_own_term_only_after_a_round_
             assert_eq!(node.role(), Role::Leader);
         }
     }
+}
+
+// ----- Claiming -----
+
+/// Member 2 of 1..=3 (modified Bully; a leader timeout of 2 s, so that its
+/// probe's clearance outlasts the story) follows 3 from its heartbeat (3's
+/// claim never reached it), then loses it: it probes, both members back it,
+/// and it stands in term 2. Nobody answers, so it claims term 2, voting for
+/// itself; nobody votes, and the claim lapses (2 probes again, and is
+/// backed). Then 1's Election of term 2 comes: 2 answers and takes part. That
+/// election comes to nothing too; while its clearance lasts 2 runs it again
+/// in its own term, wins, and claims term 2 again: its vote in term 2 went to
+/// itself, so this is no second vote, and terms number leaderships, not
+/// attempts.
+///
+/// Kills 110:44 `voted > term` -> `==` and -> `>=`, 110:69 `&&` -> `||` and
+/// 110:77 `whom != self.id` -> `==` in `begin_claim` (each takes its own
+/// vote for one for another member, and stands in term 3).
+#[test]
+fn a_claim_that_came_to_nothing_is_made_again_in_its_own_term() {
+    let config = majority()
+        .with_algorithm(Algorithm::Modified)
+        .with_leader_timeout(Duration::from_secs(2));
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    node.handle_message(t0, NodeId(3), heartbeat(1, 1));
+    drain(&mut node);
+    let (at, sent) = next_timer(&mut node);
+    assert_eq!(
+        sent,
+        vec![to(1, probe(1)), to(3, probe(1))],
+        "3 fell silent"
+    );
+    for from in [1, 3] {
+        node.handle_message(at, NodeId(from), no_leader(1));
+    }
+    assert_eq!(
+        drain(&mut node),
+        vec![to(1, election(2)), to(3, election(2))]
+    );
+    let (_, sent) = next_timer(&mut node);
+    assert_eq!(
+        sent,
+        vec![to(1, claim(2)), to(3, claim(2))],
+        "nobody answered"
+    );
+    let (at, sent) = next_timer(&mut node);
+    assert_eq!(sent, vec![to(1, probe(2)), to(3, probe(2))], "nobody voted");
+    for from in [1, 3] {
+        node.handle_message(at, NodeId(from), no_leader(2));
+    }
+    assert!(drain(&mut node).is_empty());
+    node.handle_message(at, NodeId(1), election(2));
+    assert_eq!(
+        drain(&mut node),
+        vec![to(1, Message::Answer { term: Term(2) })]
+    );
+    let (_, sent) = next_timer(&mut node);
+    assert_eq!(
+        sent,
+        vec![to(1, election(2)), to(3, election(2))],
+        "1's election came to nothing: 2 runs it again in term 2"
+    );
+    let (_, sent) = next_timer(&mut node);
+    assert_eq!(sent, vec![to(1, claim(2)), to(3, claim(2))]);
+    assert_eq!(node.term(), Term(2));
+    assert_eq!(node.role(), Role::Candidate);
+}
+
+/// Member 3 of 1..=3 (the ring algorithm, under `Preemption::Never`) votes
+/// for 2's claim of term 1 (2's ring election of term 1 missed 3). Then the
+/// second pass of 1's ring election of term 1, which listed 3, reaches it: 3
+/// won that election. But its vote in term 1 went to 2, and a vote for itself
+/// would be a second one in that term: it claims nothing, and starts a ring
+/// election of term 2 instead (its token to its successor, 1).
+///
+/// Kills 110:51 `||` -> `&&`, 110:61 `voted == term` -> `!=` and 110:77
+/// `whom != self.id` -> `==` in `begin_claim` (each claims term 1).
+#[test]
+fn a_member_that_voted_for_2_in_term_1_and_then_wins_term_1_stands_in_term_2_instead() {
+    let config = majority()
+        .with_algorithm(Algorithm::Ring)
+        .with_preemption(Preemption::Never);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    node.handle_message(t0, NodeId(2), claim(1));
+    assert_eq!(drain(&mut node), vec![to(2, vote(1))]);
+    let pass = Message::RingCoordinator {
+        term: Term(1),
+        leader: NodeId(3),
+        initiator: NodeId(1),
+        active: ids(1..=3),
+    };
+    node.handle_message(t0 + Duration::from_millis(10), NodeId(2), pass);
+    let token = Message::RingElection {
+        term: Term(2),
+        initiator: NodeId(3),
+        active: vec![NodeId(3)],
+    };
+    assert_eq!(
+        drain(&mut node),
+        vec![to(2, Message::Answer { term: Term(1) }), to(1, token)]
+    );
+    assert_eq!(node.term(), Term(2));
+    assert_eq!(node.role(), Role::Candidate);
+}
+
+/// Under `AfterStable(800 ms)` with a resign delay `delay` (the ring algorithm),
+/// 3 of 1..=3 leads term 1 from `t0` and steps down at once: for its resign
+/// delay it votes for no other member (its work may still be stopping), and
+/// says it resigned only then. At `t1`, 400 ms on, the lower member 2 claims
+/// term 2 (3 votes for it if its delay is over, else defers the vote) and
+/// leads it; 3 follows 2, promising it its vote, for the stable period, every
+/// 100 ms. Then 3 sets out to take over: it starts a ring election of term 3,
+/// whose token comes back with 1 and 2 on it. Returns what 3 sends then.
+fn taking_over_from_2_after_leading(delay: Duration) -> Vec<Transmit> {
+    let stable = Duration::from_millis(800);
+    let config = majority()
+        .with_algorithm(Algorithm::Ring)
+        .with_preemption(Preemption::AfterStable(stable))
+        .with_resign_delay(delay);
+    let (mut node, t0) = leading(3, config);
+    assert!(node.step_down(t0));
+    assert!(
+        drain(&mut node).is_empty(),
+        "the Resign waits for the delay"
+    );
+    let t1 = t0 + Duration::from_millis(400);
+    while node.poll_timeout().is_some_and(|due| due <= t1) {
+        next_timer(&mut node);
+    }
+    node.handle_message(t1, NodeId(2), claim(2));
+    drain(&mut node);
+    for round in 1..=8 {
+        let at = t1 + Duration::from_millis(100 * (round - 1));
+        while node.poll_timeout().is_some_and(|due| due <= at) {
+            // The lease timer of 3's leadership, which ended: nothing to do.
+            assert_eq!(next_timer(&mut node).1, vec![]);
+        }
+        node.handle_message(at, NodeId(2), heartbeat(2, round));
+        drain(&mut node);
+    }
+    assert_eq!(leader(&node), Some((2, 2)));
+    assert_eq!(node.poll_timeout(), Some(t1 + stable));
+    let (at, sent) = next_timer(&mut node);
+    let token = |active| Message::RingElection {
+        term: Term(3),
+        initiator: NodeId(3),
+        active,
+    };
+    assert_eq!(sent, vec![to(1, token(vec![NodeId(3)]))]);
+    node.handle_message(at, NodeId(2), token(vec![NodeId(3), NodeId(1), NodeId(2)]));
+    assert_eq!(node.term(), Term(3));
+    drain(&mut node)
+}
+
+/// Member 3 led term 1 and stepped down; it follows the lower leader 2, and
+/// at the end of the stable period it takes over: it wins term 3, but its
+/// promise to 2 (from 2's last heartbeat) keeps it from voting even for
+/// itself. If its own resign delay is over, it asks 2 to yield (its claim of
+/// term 3, to 2 alone), whose resignation releases the promise; while that
+/// delay still runs, it asks nothing and its claim waits for the promise's end.
+///
+/// Kills 127:94 `held <= now` -> `>` in `begin_claim` (the delay's end
+/// reversed: it asks while the delay runs and not after), and 127:27 and
+/// 127:47 `&&` -> `||` (it asks while the delay runs).
+#[test]
+fn a_member_taking_over_asks_the_lower_leader_to_yield_once_its_own_resign_delay_is_over() {
+    let ack = to(2, Message::Answer { term: Term(3) });
+    assert_eq!(
+        taking_over_from_2_after_leading(Duration::from_millis(300)),
+        vec![ack.clone(), to(2, claim(3))],
+        "the delay ended at 300 ms"
+    );
+    assert_eq!(
+        taking_over_from_2_after_leading(Duration::from_secs(2)),
+        vec![ack],
+        "the delay runs until 2 s"
+    );
+}
+
+/// Member 2 of 1..=3 (modified Bully) follows nobody and led nothing. 1's
+/// Election of term 1 asks it: it probes first (1 and 3 reply), then answers
+/// 1 and raises its flag for 1's election. It owes nobody a `Resign`: nothing
+/// is due at once, and firing its timers then sends nothing.
+///
+/// Kills 331:20 and 331:47 `&&` -> `||` in `give_way` (a resignation of a
+/// leadership it never held, due at once, to both members).
+#[test]
+fn a_member_that_raises_its_flag_for_an_election_resigns_nothing_it_did_not_lead() {
+    let config = majority().with_algorithm(Algorithm::Modified);
+    let t0 = Instant::now();
+    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    node.handle_message(t0, NodeId(1), election(1));
+    assert_eq!(drain(&mut node), vec![to(1, probe(0)), to(3, probe(0))]);
+    for from in [1, 3] {
+        node.handle_message(t0, NodeId(from), no_leader(0));
+    }
+    assert_eq!(
+        drain(&mut node),
+        vec![to(1, Message::Answer { term: Term(1) })]
+    );
+    assert_eq!(node.expired_timers(t0), 0);
+    node.handle_timeout(t0);
+    assert!(drain(&mut node).is_empty());
 }

@@ -1,7 +1,8 @@
 //! Claims and votes with a quorum, told one node at a time: how a member
 //! answers another's claim (it votes, defers its vote behind a promise to a
 //! sitting leader, or refuses), when a leader yields to a claim of its own
-//! term, and how a winner claims.
+//! term, how a winner claims, and how a leadership's resign delay holds the
+//! votes of the member that held it.
 //!
 //! The fault sweeps check that no two members lead at once and that the right
 //! one ends up leading; these stories pin the votes on the way, which a sweep
@@ -591,4 +592,83 @@ fn a_member_that_raises_its_flag_for_an_election_resigns_nothing_it_did_not_lead
     assert_eq!(node.expired_timers(t0), 0);
     node.handle_timeout(t0);
     assert!(drain(&mut node).is_empty());
+}
+
+// ----- A leadership's resign delay -----
+
+/// 2 of 1..=3, under `Preemption::Never` and with no resign delay, leads term
+/// 1 from `t`. 3 claims term 2 at `ty`: 2 yields (its `Resign` goes at once)
+/// and votes for 3, which promises 3 its vote for a follower lease. 1's claim
+/// of term 3 comes next: its vote waits for that promise. Then the work of
+/// 2's leadership stops (`work_stopped`): with no resign delay there is no
+/// hold to end early, and nothing changes: nothing is due then, and the vote
+/// for 1 goes when the promise to 3 runs out, to the nanosecond.
+///
+/// Kills 349:36 `||` -> `&&` in `hold_votes` (a hold of no length, which
+/// `work_stopped` then releases, casting the deferred vote at once).
+#[test]
+fn without_a_resign_delay_work_stopped_leaves_a_deferred_vote_to_its_promise() {
+    let config = majority().with_preemption(Preemption::Never);
+    let (mut node, t) = leading(2, config.clone());
+    let ty = t + Duration::from_millis(10);
+    node.handle_message(ty, NodeId(3), claim(2));
+    let resign = Message::Resign { term: Term(1) };
+    assert_eq!(
+        drain(&mut node),
+        vec![to(1, resign.clone()), to(3, resign), to(3, vote(2))]
+    );
+    node.handle_message(ty + Duration::from_millis(10), NodeId(1), claim(3));
+    assert!(drain(&mut node).is_empty(), "the promise to 3 runs");
+    let stopped = ty + Duration::from_millis(20);
+    node.work_stopped(stopped);
+    assert!(drain(&mut node).is_empty());
+    assert_eq!(node.expired_timers(stopped), 0);
+    let (at, sent) = loop {
+        let (at, sent) = next_timer(&mut node);
+        if !sent.is_empty() {
+            break (at, sent);
+        }
+    };
+    assert_eq!(at, ty + config.follower_lease());
+    assert_eq!(sent, vec![to(1, vote(3))]);
+}
+
+/// 2 of 1..=3, with a resign delay of 1 s, leads term 1 from `t`; nobody
+/// acknowledges its heartbeats, and its lease runs out (`LeaseExpired`, a
+/// `Resign` to both members at once). For its resign delay it votes for no
+/// other member: 3's claim of term 2, 10 ms later, is deferred. The work of
+/// its leadership stops 200 ms after the lease ran out (`work_stopped`): the
+/// hold ends there, and the vote for 3 is cast at the next `handle_timeout`,
+/// due at once.
+///
+/// Kills 358:50 `&&` -> `||` and 358:9 (the body replaced by `()`) in
+/// `release_after_work` (the vote waits for the resign delay's end).
+#[test]
+fn a_former_leader_votes_as_soon_as_its_work_has_stopped() {
+    let config = majority().with_resign_delay(Duration::from_secs(1));
+    let (mut node, t) = leading(2, config.clone());
+    let mut now = t;
+    let mut sent = Vec::new();
+    while node.role() == Role::Leader {
+        (now, sent) = next_timer(&mut node);
+    }
+    assert_eq!(now, t + config.leader_lease(), "the lease ran out");
+    let resign = Message::Resign { term: Term(1) };
+    assert_eq!(sent, vec![to(1, resign.clone()), to(3, resign)]);
+    assert_eq!(
+        events(&mut node),
+        vec![
+            Event::LeaseExpired { term: Term(1) },
+            Event::SteppedDown { term: Term(1) }
+        ]
+    );
+    node.handle_message(now + Duration::from_millis(10), NodeId(3), claim(2));
+    assert!(drain(&mut node).is_empty(), "the hold defers the vote");
+    assert_eq!(dropped(&node, DropReason::Refused), 1);
+    let stopped = now + Duration::from_millis(200);
+    node.work_stopped(stopped);
+    assert!(drain(&mut node).is_empty());
+    assert_eq!(node.poll_timeout(), Some(stopped));
+    node.handle_timeout(stopped);
+    assert_eq!(drain(&mut node), vec![to(3, vote(2))]);
 }

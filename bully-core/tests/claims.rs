@@ -20,6 +20,13 @@ fn majority() -> Config {
     Config::default().with_quorum(Quorum::Majority)
 }
 
+/// The leader timeout of a follower with `rank` eligible members above it (the
+/// leader not counted): detection is staggered by a step, an answer timeout and
+/// a message time, per rank (`Config::with_stagger_detection`, on by default).
+fn leader_timeout_at_rank(config: &Config, rank: u32) -> Duration {
+    config.leader_timeout() + (config.answer_timeout() + config.max_message_delay()) * rank
+}
+
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
     range.map(NodeId).collect()
 }
@@ -147,7 +154,7 @@ fn a_claim_below_the_token_a_member_follows_is_stale_and_never_gets_its_vote() {
     // Only 1's leader timeout is armed (3 is its leader: 2 ranks above it).
     assert_eq!(
         node.poll_timeout(),
-        Some(t0 + config.leader_timeout_at_rank(1))
+        Some(t0 + leader_timeout_at_rank(&config, 1))
     );
     node.handle_timeout(t0 + config.follower_lease());
     assert!(
@@ -263,7 +270,7 @@ fn a_member_that_voted_for_2_in_term_4_refuses_3s_claim_of_term_4_for_good() {
     // The vote armed 1's leader timeout (2 and 3 rank above it); nothing else.
     assert_eq!(
         node.poll_timeout(),
-        Some(t0 + config.leader_timeout_at_rank(2))
+        Some(t0 + leader_timeout_at_rank(&config, 2))
     );
     node.handle_timeout(t0 + config.follower_lease());
     assert!(drain(&mut node).is_empty(), "the promise to 2 ran out");
@@ -346,7 +353,7 @@ fn a_member_running_its_own_election_ends_it_when_it_votes_for_a_claim() {
     assert_eq!(node.role(), Role::Follower);
     assert_eq!(
         node.poll_timeout(),
-        Some(at + config.leader_timeout_at_rank(2))
+        Some(at + leader_timeout_at_rank(&config, 2))
     );
 }
 

@@ -5,7 +5,7 @@
 //! with the new incarnation), then the HTTP port and the UDP port. Only then does
 //! the node start.
 //!
-//! While this node leads, the command runs under a [`Supervised`] run, which is
+//! While this node leads, the command runs under a [`Supervised`](crate::child::Supervised) run, which is
 //! told the lease deadline after every renewal. When the leadership ends, or with
 //! a quorum its lease margin is reached, the command is stopped (SIGTERM, the
 //! grace period, SIGKILL), so under a quorum it is gone before any other member

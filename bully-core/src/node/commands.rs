@@ -13,7 +13,7 @@ impl Node {
     /// Algorithm" and Wikipedia's "Bully algorithm").
     ///
     /// With `Preemption::Always` this node starts an election (after the staggered
-    /// start's wait, [`Config::with_staggered_start`], unless it is the highest
+    /// start's wait, [`Config::with_staggered_start`](crate::Config::with_staggered_start), unless it is the highest
     /// candidate), and a higher member bullies its way back to the leadership. With the other
     /// policies it first listens for the sitting leader's heartbeats for one
     /// leader timeout, and only elects if it hears none.
@@ -54,7 +54,7 @@ impl Node {
     /// others elect at once, the highest of them first, instead of waiting out the
     /// leader timeout. Use it before a graceful shutdown.
     ///
-    /// With a quorum and a resign delay ([`Config::with_resign_delay`]) the
+    /// With a quorum and a resign delay ([`Config::with_resign_delay`](crate::Config::with_resign_delay)) the
     /// leadership's work is given that long to stop: the node tells the members
     /// only then, or as soon as the caller says the work stopped
     /// ([`work_stopped`](Node::work_stopped)). A caller that stopped its work
@@ -91,7 +91,7 @@ impl Node {
     }
 
     /// Tells the node that the work of its last leadership has stopped: the
-    /// resign delay ([`Config::with_resign_delay`]) that gives the work time to
+    /// resign delay ([`Config::with_resign_delay`](crate::Config::with_resign_delay)) that gives the work time to
     /// stop is over. A `Resign` it still owes the members goes now, and it may
     /// vote again (a vote it deferred is cast at the next
     /// [`handle_timeout`](Node::handle_timeout), due at once).

@@ -1,5 +1,6 @@
 //! [`Node`]: one member's election state machine.
 
+mod announcement;
 mod classic;
 mod commands;
 mod connectivity;
@@ -39,6 +40,8 @@ enum Phase {
     /// Answered by a higher member in `term`, waiting for its Coordinator.
     AwaitingCoordinator { term: Term },
     /// With a quorum: won `term`'s election, waiting for enough acknowledgements.
+    /// Without one: announced `term` at start, waiting a round trip for a sitting
+    /// leader to object (`announcement.rs`).
     Claiming { term: Term },
     /// The coordinator.
     Leading,
@@ -126,6 +129,10 @@ pub struct Node {
     leader_timeout_memo: Option<(usize, Duration)>,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
+    /// Restored from the initial durable state (`Node::restore`) and not yet
+    /// started: under A3 it never acknowledged a leader, so its start owes no
+    /// promise and holds no vote.
+    persisted_nothing: bool,
 }
 
 impl Node {
@@ -158,11 +165,12 @@ impl Node {
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
             connectivity,
+            persisted_nothing,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, gate, round, connectivity),
+            (modified, ring, gate, round, connectivity, persisted_nothing),
         )
     }
 }
@@ -233,6 +241,7 @@ impl Node {
             round: 0,
             leader_timeout_memo: None,
             connectivity: connectivity::Connectivity::default(),
+            persisted_nothing: false,
         }
     }
 
@@ -551,7 +560,11 @@ impl Node {
             Timer::Heartbeat => self.send_heartbeats(now),
             Timer::LeaderTimeout => self.on_leader_timeout(now),
             Timer::Answer if matches!(self.phase, Phase::Claiming { .. }) => {
-                self.on_claim_timeout(now)
+                if self.quorum().is_some() {
+                    self.on_claim_timeout(now);
+                } else {
+                    self.on_start_unopposed(now);
+                }
             }
             Timer::Answer => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_answer_timeout(now),

@@ -63,3 +63,67 @@ fn without_the_staggered_start_the_classic_worst_case_returns() {
     assert_eq!(leader, Some(NodeId(10)));
     assert_eq!(messages, 10 * 10 - 1, "classic Bully's N^2 - 1");
 }
+
+/// Time from the boot to the first instant every member names the leader and
+/// the leader leads, in message delays.
+fn delays_to_agreement(config: &Config, n: u64) -> f64 {
+    let mut sim = Simulation::new(1, members(n), config.clone()).unwrap();
+    let booted = sim.now();
+    sim.start_all();
+    let bound = sim.settle_bound();
+    assert!(
+        sim.run_until_true(bound, |sim| sim.agreed_leader().is_some()),
+        "n={n}: no agreement within the settle bound"
+    );
+    assert_eq!(sim.agreed_leader(), Some(NodeId(n)));
+    let delays = sim.in_delays(sim.now() - booted);
+    eprintln!(
+        "{:?} {:?} n={n}: agreed after {delays:.2} message delays",
+        config.algorithm(),
+        config.quorum()
+    );
+    delays
+}
+
+/// The highest member announces as it boots and leads once the answer timeout
+/// (two message delays and a processing time) passed without an objection: the
+/// others name it after one message delay, and it leads before the third.
+#[test]
+fn without_a_quorum_everyone_booting_at_once_agrees_within_three_message_delays() {
+    for algorithm in [Algorithm::Classic, Algorithm::Modified] {
+        for n in [2, 3, 5, 10, 25, 100] {
+            let config = Config::default().with_algorithm(algorithm);
+            let delays = delays_to_agreement(&config, n);
+            assert!(
+                delays <= 3.0,
+                "{algorithm:?} n={n}: {delays} message delays"
+            );
+            // It does wait for objections: not before a round trip.
+            assert!(
+                delays >= 2.0,
+                "{algorithm:?} n={n}: {delays} message delays"
+            );
+        }
+    }
+}
+
+/// With a majority: the highest probes (a round trip), claims and gathers its
+/// votes (a round trip), and its first heartbeat round shows the members its
+/// quorum (a message delay): five message delays and the processing times,
+/// within six. Members that persist their state and start for the first time
+/// owe no promise, so nobody waits out a follower lease first.
+#[test]
+fn with_a_quorum_everyone_booting_at_once_agrees_within_six_message_delays() {
+    for algorithm in [Algorithm::Classic, Algorithm::Modified] {
+        for n in [2, 3, 5, 10, 25, 100] {
+            let config = Config::default()
+                .with_algorithm(algorithm)
+                .with_quorum(Quorum::Majority);
+            let delays = delays_to_agreement(&config, n);
+            assert!(
+                delays <= 6.0,
+                "{algorithm:?} n={n}: {delays} message delays"
+            );
+        }
+    }
+}

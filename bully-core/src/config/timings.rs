@@ -167,13 +167,18 @@ impl Timings {
     /// hears the sitting leader first and stands in a term above the leader's,
     /// so no two members lead one term (S4, docs/correctness.md section 1; a
     /// vote per term gives this with a quorum). With a quorum, after a follower
-    /// lease (the time a start keeps every member from voting) and the highest
-    /// member's probe and claim.
-    pub(crate) fn start_wait(&self, rank: usize) -> Duration {
+    /// lease (the time a start keeps every member from voting, unless it
+    /// `owes_promises` not: `Node::restore`) and the highest member's probe
+    /// and claim.
+    pub(crate) fn start_wait(&self, rank: usize, owes_promises: bool) -> Duration {
         let staggered = Self::staggered(self.stagger_step, rank);
         if self.quorum {
-            self.follower_lease
-                .saturating_add(self.answer_timeout.saturating_mul(2))
+            let hold = if owes_promises {
+                self.follower_lease
+            } else {
+                Duration::ZERO
+            };
+            hold.saturating_add(self.answer_timeout.saturating_mul(2))
                 .saturating_add(self.max_message_delay)
                 .saturating_add(staggered)
         } else {

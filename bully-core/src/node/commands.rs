@@ -19,18 +19,23 @@ impl Node {
     /// leader timeout, and only elects if it hears none.
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
-        self.forget_promises(now);
+        let owes_promises = !std::mem::take(&mut self.persisted_nothing);
+        if owes_promises {
+            self.forget_promises(now);
+        }
         match self.config.preemption() {
             Preemption::Always if self.members.is_candidate(self.id) => {
                 let rank = self.members.rank_below(None);
                 let alone = self.members.len() == 1;
                 let listen = rank > 0 || (self.quorum().is_none() && !alone);
-                if self.config.staggered_start() && listen {
+                if self.config.staggered_start() && listen && self.announces_at_start(rank) {
+                    self.announce_at_start(now);
+                } else if self.config.staggered_start() && listen {
                     // Listen first: a higher member that boots too announces before
                     // this one's turn, and a sitting leader's heartbeat tells the
                     // current term (`Config::with_staggered_start`); with a quorum
                     // the highest's probe tells it that.
-                    let wait = self.timings.start_wait(rank);
+                    let wait = self.timings.start_wait(rank, owes_promises);
                     self.timers
                         .set(Timer::LeaderTimeout, Self::after(now, wait));
                 } else {

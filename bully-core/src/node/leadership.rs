@@ -14,6 +14,9 @@ use crate::timer::Timer;
 impl Node {
     /// `Coordinator` or `Heartbeat` from `from` claiming leadership in `term`.
     pub(super) fn on_leadership(&mut self, now: Instant, from: NodeId, term: Term) {
+        if self.on_objection(now, from, term) {
+            return;
+        }
         let token = FencingToken { term, leader: from };
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
@@ -96,6 +99,15 @@ impl Node {
                 self.begin_election(now, self.term.next());
             }
             return;
+        }
+        let announced_at_start = self.quorum().is_none() && self.config.staggered_start();
+        if announced_at_start && self.leadership_term() == Some(term) {
+            // A higher member announces the term this node leads: it started
+            // without knowing the term (`announcement.rs`). Tell it, so that
+            // it stands above; follow it meanwhile, as the higher token.
+            // (Without the staggered start nobody waits for this: every start
+            // elects and leads at once, as in the sources.)
+            self.remind(from);
         }
         self.accept(now, token);
     }
@@ -345,7 +357,7 @@ impl Node {
         );
     }
 
-    fn broadcast_coordinator(&mut self, term: Term) {
+    pub(super) fn broadcast_coordinator(&mut self, term: Term) {
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id && !self.members.is_suspected(to) {

@@ -136,15 +136,14 @@ impl Simulation {
         if self.slots[index].node.is_some() {
             return Ok(());
         }
-        let state = if durable {
-            self.slots[index].last_state
-        } else {
-            self.amnesia = true;
-            crate::node::DurableState::default()
-        };
         let config = self.slots[index].config.clone();
         let mut node = Node::with_membership(id, self.membership.clone(), config)?;
-        node.restore(state);
+        if durable {
+            node.restore(self.slots[index].last_state);
+        } else {
+            // Not restored at all: it cannot tell a forgotten promise from none.
+            self.amnesia = true;
+        }
         self.checker.reset(index, &node);
         let slot = &mut self.slots[index];
         slot.node = Some(node);

@@ -162,6 +162,10 @@ impl Simulation {
     /// reliable with a delay of exactly `config.max_message_delay()` (one "message
     /// transmission time" of the lecture notes).
     ///
+    /// Every node is restored from the initial [`DurableState`](crate::DurableState):
+    /// members that persist their state (A3), before their first start, which with
+    /// a quorum vote at once ([`Node::restore`]).
+    ///
     /// A member is down until it is started ([`start`](Self::start)), as the Bully
     /// Algorithm Dance's seated dancers are: what is sent to it is lost and it fires no timer.
     /// Its node exists already, so [`node`](Self::node) shows it and
@@ -192,7 +196,10 @@ impl Simulation {
         let epoch = Instant::now();
         let mut slots = Vec::with_capacity(ids.len());
         for (id, config) in members {
-            let node = Node::with_membership(id, membership.clone(), config.clone())?;
+            let mut node = Node::with_membership(id, membership.clone(), config.clone())?;
+            // A member that persists its state (A3), before its first start:
+            // it has acknowledged nobody, so it votes as soon as it starts.
+            node.restore(crate::node::DurableState::default());
             slots.push(Slot {
                 id,
                 config,

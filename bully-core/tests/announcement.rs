@@ -1,0 +1,105 @@
+//! The start's announcement without a quorum (bully-core/src/node/announcement.rs):
+//! the highest member announces as it boots, without knowing the cluster's
+//! term, and leads only once a round trip brought no objection. A sitting leader
+//! whose term the announcement reaches objects, and the newcomer leads the next
+//! term: no term is led by two members (S4), in three message delays.
+#![cfg(feature = "sim")]
+
+use bully_core::sim::{Simulation, TraceEntry, scenario};
+use bully_core::{Config, Event, MessageKind, NodeId, Term};
+
+/// The `(term, member)` of every `BecameLeader` in the trace, in order.
+fn leaderships(sim: &Simulation) -> Vec<(Term, NodeId)> {
+    sim.trace()
+        .iter()
+        .filter_map(|record| match record.entry {
+            TraceEntry::Event {
+                node,
+                event: Event::BecameLeader { term },
+            } => Some((term, node)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Five settled under 5; 5 crashes and 4 takes over, in the term after 5's.
+fn four_leads_after_five_crashed() -> Simulation {
+    let mut sim = scenario::settled(&Config::default(), 5, 7).unwrap();
+    sim.crash(NodeId(5)).unwrap();
+    sim.run_for(sim.settle_bound());
+    assert_eq!(sim.agreed_leader(), Some(NodeId(4)));
+    sim.enable_trace();
+    sim.reset_counts();
+    sim
+}
+
+#[test]
+fn five_comes_back_announces_the_term_four_leads_and_four_objects() {
+    let mut sim = four_leads_after_five_crashed();
+    let four_term = sim.node(NodeId(4)).unwrap().term();
+    // 5 persisted the term it led, one below 4's: its announcement names 4's.
+    sim.restart_durable(NodeId(5)).unwrap();
+    assert_eq!(sim.node(NodeId(5)).unwrap().term(), four_term);
+    let back = sim.run_until_true(sim.settle_bound(), |sim| {
+        sim.agreed_leader() == Some(NodeId(5))
+    });
+    assert!(back, "5 took over");
+    // The announcement out (1), 4's reminder back (2), 5's announcement of
+    // the next term out (3).
+    assert!(sim.in_delays(sim.since_reset()) <= 3.0);
+    assert_eq!(
+        sim.node(NodeId(5)).unwrap().term(),
+        four_term.next(),
+        "5 leads the term after 4's"
+    );
+    let sent = sim.sent();
+    assert_eq!(
+        sent[MessageKind::Coordinator],
+        4 + 1 + 4,
+        "5 tells 1..4, 4 tells 5, 5 tells 1..4 again"
+    );
+    let led = leaderships(&sim);
+    assert_eq!(led, [(four_term.next(), NodeId(5))], "5 never led 4's term");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+#[test]
+fn five_comes_back_without_its_term_and_four_corrects_it() {
+    let mut sim = four_leads_after_five_crashed();
+    let four_term = sim.node(NodeId(4)).unwrap().term();
+    // Without its state 5 announces term 1, below everyone's: the followers
+    // refuse it, and 4 tells 5 who leads.
+    sim.restart(NodeId(5)).unwrap();
+    let back = sim.run_until_true(sim.settle_bound(), |sim| {
+        sim.agreed_leader() == Some(NodeId(5))
+    });
+    assert!(back, "5 took over");
+    assert!(sim.in_delays(sim.since_reset()) <= 3.0);
+    let led = leaderships(&sim);
+    assert_eq!(
+        led,
+        [(four_term.next(), NodeId(5))],
+        "5 led only a new term"
+    );
+}
+
+#[test]
+fn nobody_objects_to_a_cold_start_and_the_highest_leads_after_the_answer_timeout() {
+    let config = Config::default();
+    let mut sim = Simulation::new(3, scenario::members(4), config.clone()).unwrap();
+    sim.enable_trace();
+    sim.start_all();
+    // One message delay on, everyone names 4, which still waits.
+    sim.run_for(config.max_message_delay());
+    for id in [1, 2, 3].map(NodeId) {
+        assert_eq!(
+            sim.node(id).unwrap().leader().map(|leader| leader.id),
+            Some(NodeId(4))
+        );
+    }
+    assert!(leaderships(&sim).is_empty(), "4 waits for objections");
+    sim.run_for(config.answer_timeout());
+    assert_eq!(sim.agreed_leader(), Some(NodeId(4)));
+    assert_eq!(leaderships(&sim), [(Term(1), NodeId(4))]);
+    assert_eq!(sim.sent()[MessageKind::Coordinator], 3);
+}

@@ -175,13 +175,18 @@ impl Config {
     /// classic Bully would pay its worst case, `N^2 - 1` messages. With the
     /// staggered start, under `Preemption::Always`, a member with `r` candidates
     /// above it first listens: `r` detection steps (`answer_timeout + T_M` each),
-    /// after a heartbeat interval and a message time (with a quorum, after a
-    /// follower lease and two answer timeouts instead). The highest starts at
-    /// once and announces, and the others hear it before their turn, so a cold
-    /// start costs `N - 1` messages (with a quorum, the probe, the claim and its
-    /// votes: `4(N - 1)`). Turn it off for the model of the sources, in which
-    /// every process that boots holds an election (the Bully Algorithm Dance's
-    /// experiment 2).
+    /// after a heartbeat interval and a message time (with a quorum, after two
+    /// answer timeouts and a message time, and a follower lease more if it
+    /// starts owing promises: [`Node::restore`](crate::Node::restore)). The
+    /// highest starts at once and announces, and the others hear it before
+    /// their turn, so a cold start costs `N - 1` messages (with a quorum, the
+    /// probe, the claim and its votes: `4(N - 1)`). Without a quorum the
+    /// highest (classic or modified Bully; the ring listens first) leads once
+    /// the answer timeout passed with no sitting leader objecting that it leads
+    /// the announced term, so a cold start agrees within three message delays
+    /// (2.5 at the defaults); with a majority, within six (five). Turn it off
+    /// for the model of the sources, in which every process that boots holds an
+    /// election (the Bully Algorithm Dance's experiment 2).
     #[must_use]
     pub fn with_staggered_start(mut self, on: bool) -> Self {
         self.staggered_start = on;

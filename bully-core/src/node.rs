@@ -447,6 +447,7 @@ impl Node {
                 if self.quorum().is_some() {
                     self.on_claim(now, from, term);
                 } else {
+                    self.object_to_announcement(from, term);
                     self.on_leadership(now, from, term);
                 }
             }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use bully_core::{Config, Message, Node, NodeId, Role};
+use bully_core::{Config, DurableState, Message, Node, NodeId, Role};
 
 use crate::peer::{Outbox, Peer, Time};
 
@@ -15,10 +15,14 @@ pub struct BullyPeer {
 }
 
 impl BullyPeer {
-    /// Member `id` of `1..=n` with `config`.
+    /// Member `id` of `1..=n` with `config`: a member that persists its
+    /// state, at its first start (restored from the initial durable state, as
+    /// raft-rs's and omnipaxos's members start from empty storage), so that with
+    /// a quorum it votes at once rather than waiting out a forgotten promise.
     pub fn new(id: u64, n: u64, config: Config, base: Instant) -> Self {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let node = Node::new(NodeId(id), members, config).expect("a valid configuration");
+        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::default())
+            .expect("a valid configuration");
         BullyPeer { node, base }
     }
 

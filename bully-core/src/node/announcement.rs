@@ -79,4 +79,16 @@ impl Node {
         self.begin_election(now, self.term.next());
         true
     }
+
+    /// A Coordinator of `term` from `from`, without a quorum: if this node
+    /// leads `term` and `from` is higher, `from` started without knowing the
+    /// term and announced it (above): tell it, so that it stands above, before
+    /// following it as the higher token (`Node::on_leadership`). Without the
+    /// staggered start nobody waits for this: every start elects and leads at
+    /// once, as in the sources.
+    pub(super) fn object_to_announcement(&mut self, from: NodeId, term: Term) {
+        if self.config.staggered_start() && from > self.id && self.leadership_term() == Some(term) {
+            self.remind(from);
+        }
+    }
 }

@@ -14,9 +14,36 @@ impl Node {
     ///
     /// With `Preemption::Always` this node starts an election (after the staggered
     /// start's wait, [`Config::with_staggered_start`](crate::Config::with_staggered_start), unless it is the highest
-    /// candidate), and a higher member bullies its way back to the leadership. With the other
-    /// policies it first listens for the sitting leader's heartbeats for one
-    /// leader timeout, and only elects if it hears none.
+    /// candidate), and a higher member bullies its way back to the leadership.
+    /// Without a quorum the highest candidate (classic or modified Bully)
+    /// announces itself at once and leads once the answer timeout passed
+    /// without a sitting leader objecting that it leads that term: a cold start
+    /// agrees within three message delays, and no term is led twice. With the
+    /// other policies it first listens for the sitting leader's heartbeats for
+    /// one leader timeout, and only elects if it hears none.
+    ///
+    /// With a quorum a node refuses every vote for a follower lease after its
+    /// start, in case it acknowledged a leader before a restart and forgot it;
+    /// unless it was restored from the initial durable state
+    /// ([`Node::restore`]), which says it never did.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Role};
+    ///
+    /// // The highest of three boots: it announces at once...
+    /// let mut three = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], Config::default())?;
+    /// let booted = Instant::now();
+    /// three.start(booted);
+    /// let announced: Vec<_> = std::iter::from_fn(|| three.poll_transmit()).collect();
+    /// assert_eq!(announced.len(), 2);
+    /// assert!(announced.iter().all(|t| t.message == Message::Coordinator { term: three.term() }));
+    /// // ...and leads once nobody objected within the answer timeout.
+    /// assert_eq!(three.role(), Role::Candidate);
+    /// three.handle_timeout(booted + Config::default().answer_timeout());
+    /// assert_eq!(three.role(), Role::Leader);
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
         let owes_promises = !std::mem::take(&mut self.persisted_nothing);

@@ -100,15 +100,6 @@ impl Node {
             }
             return;
         }
-        let announced_at_start = self.quorum().is_none() && self.config.staggered_start();
-        if announced_at_start && self.leadership_term() == Some(term) {
-            // A higher member announces the term this node leads: it started
-            // without knowing the term (`announcement.rs`). Tell it, so that
-            // it stands above; follow it meanwhile, as the higher token.
-            // (Without the staggered start nobody waits for this: every start
-            // elects and leads at once, as in the sources.)
-            self.remind(from);
-        }
         self.accept(now, token);
     }
 

@@ -247,6 +247,9 @@ fn three_node_processes_elect_and_hand_over_on_ctrl_c() {
     let mut children = Processes(children);
     wait_for(1, "leader: 3 (term");
     wait_for(2, "leader: 3 (term");
+    // 3 announces as it boots and leads once a round trip brought no objection:
+    // the others follow it a little before it leads.
+    wait_for(3, "I am the leader");
     interrupt(&children.0[2]);
     wait_for(3, "resigned and stopped");
     wait_for(2, "I am the leader");

@@ -101,7 +101,7 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                 peer,
                 probe,
                 leader,
-                acks: system == System::BullyMajority,
+                acks: system.bully_config(n).quorum() != bully_core::Quorum::None,
                 n,
             })
         }

@@ -26,7 +26,7 @@ use crate::report::{Table, median, median_or_never, ms, thousands};
 use crate::scenario::{self, Partition, PartitionRun};
 use crate::sim::Counts;
 use crate::system::{System, Visit, with_system};
-use crate::tables::{self, T_M};
+use crate::tables;
 
 /// How long a cluster runs from its cold start before the count begins.
 pub const SETTLE: Duration = Duration::from_secs(10);
@@ -42,6 +42,9 @@ pub struct Rate {
     pub per_second: f64,
     /// Messages sent during [`SPAN`], by kind.
     pub counts: Counts,
+    /// Whether the members agreed on one leader throughout [`SPAN`] and sent no
+    /// election message in it.
+    pub steady: bool,
 }
 
 struct Measure {
@@ -64,9 +67,12 @@ pub fn measure<P: Peer>(build: &dyn Fn(u64, u64, u64) -> P, n: u64, seed: u64) -
     sim.reset_counters();
     sim.run_until(SETTLE + SPAN);
     let counts = sim.counts().clone();
+    let steady = sim.agreed_since().is_some_and(|t| t <= SETTLE)
+        && counts.total_where(|k| !P::is_steady(k)) == 0;
     Rate {
         per_second: counts.total() as f64 / SPAN.as_secs_f64(),
         counts,
+        steady,
     }
 }
 
@@ -83,9 +89,11 @@ pub fn bully_rate(config: &Config, n: u64) -> Rate {
 }
 
 /// `base` with heartbeat interval `h` and the leader timeout of the rule (module
-/// documentation).
+/// documentation): `5 h`, at least `h + answer_timeout + T_M`, raised in 1 ms
+/// steps until the configuration validates.
 pub fn at_interval(base: Config, h: Duration) -> Config {
-    let mut timeout = (5 * h).max(h + 2 * T_M);
+    let floor = h + base.answer_timeout() + base.max_message_delay();
+    let mut timeout = (5 * h).max(floor);
     loop {
         let config = base
             .clone()
@@ -115,6 +123,8 @@ pub struct Matched {
     pub interval: Duration,
     /// Its measured steady rate (at most `peer`).
     pub rate: Rate,
+    /// The estimate `m / R` the search started from.
+    pub estimate: Duration,
     /// Candidate intervals measured to find it.
     pub tried: u32,
 }
@@ -135,8 +145,8 @@ pub fn matched(peer: System, quorum: Quorum, n: u64) -> Matched {
     m
 }
 
-/// The shortest whole-microsecond heartbeat interval at or below the estimate whose
-/// measured rate is at most `limit` (see the module documentation).
+/// The shortest whole-microsecond heartbeat interval whose measured rate is at
+/// most `limit` and at which the cluster is steady (see the module documentation).
 pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
     let base = base_config(quorum);
     let mut tried = 0;
@@ -144,40 +154,55 @@ pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
         tried += 1;
         bully_rate(&at_interval(base.clone(), Duration::from_micros(h_us)), n)
     };
+    let fits = |r: &Rate| r.steady && r.per_second <= limit;
     let default_h = base.heartbeat_interval();
-    let per_interval = rate_at(default_h.as_micros() as u64).per_second * default_h.as_secs_f64();
-    let mut hi = ((per_interval / limit) * 1e6).ceil().max(1.0) as u64;
-    let mut hi_rate = rate_at(hi);
-    while hi_rate.per_second > limit {
-        hi += (hi / 100).max(1);
-        hi_rate = rate_at(hi);
-    }
-    // `lo` is an interval known (or taken) to be too short.
-    let mut lo = hi - (hi / 20).max(1);
-    while lo > 0 {
-        if rate_at(lo).per_second > limit {
-            break;
+    let at_default = rate_at(default_h.as_micros() as u64);
+    assert!(at_default.steady, "bully is steady at its defaults");
+    let per_interval = at_default.per_second * default_h.as_secs_f64();
+    let estimate = ((per_interval / limit) * 1e6).ceil().max(1.0) as u64;
+    // `hi` fits; `lo` is shorter and does not (0: nothing shorter to try).
+    let (mut hi, mut hi_rate, mut lo);
+    let r = rate_at(estimate);
+    if fits(&r) {
+        (hi, hi_rate) = (estimate, r);
+        lo = hi - (hi / 20).max(1);
+        while lo > 0 {
+            let r = rate_at(lo);
+            if !fits(&r) {
+                break;
+            }
+            (hi, hi_rate) = (lo, r);
+            lo -= (lo / 20).max(1);
         }
-        hi = lo;
-        lo -= (lo / 20).max(1);
+    } else {
+        lo = estimate;
+        hi = estimate + (estimate / 10).max(1);
+        loop {
+            let r = rate_at(hi);
+            if fits(&r) {
+                hi_rate = r;
+                break;
+            }
+            lo = hi;
+            hi += (hi / 10).max(1);
+        }
     }
-    hi_rate = rate_at(hi);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         let r = rate_at(mid);
-        if r.per_second <= limit {
-            hi = mid;
-            hi_rate = r;
+        if fits(&r) {
+            (hi, hi_rate) = (mid, r);
         } else {
             lo = mid;
         }
     }
+    assert!(fits(&hi_rate), "the chosen interval's traffic");
     let interval = Duration::from_micros(hi);
-    assert!(hi_rate.per_second <= limit, "the chosen interval's traffic");
     Matched {
         peer: limit,
         config: at_interval(base, interval),
         interval,
+        estimate: Duration::from_micros(estimate),
         rate: hi_rate,
         tried,
     }
@@ -256,6 +281,7 @@ pub fn rates_table(sizes: &[u64]) -> String {
 fn verdict(bully: Option<Duration>, ble: Option<Duration>) -> String {
     match (bully, ble) {
         (Some(b), Some(o)) if b < o => format!("yes ({} ms sooner)", ms(o - b)),
+        (Some(b), Some(o)) if b == o => format!("no (tie at {} ms)", ms(b)),
         (Some(b), Some(o)) => format!("no ({} ms later)", ms(b - o)),
         (Some(_), None) => "yes (ble never)".into(),
         (None, _) => "no (bully never)".into(),

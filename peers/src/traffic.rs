@@ -208,13 +208,14 @@ pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
     }
 }
 
-/// The configurations the equal-traffic tables compare.
-pub const COMPARED: [System; 5] = [
+/// The configurations the equal-traffic crash table compares.
+pub const COMPARED: [System; 6] = [
     System::Ble,
     System::Raft500,
     System::Bully,
     System::BullyAtBle,
     System::BullyMajorityAtBle,
+    System::BullyAtRaft,
 ];
 
 /// The partition tables' configurations (raft is in the partitions table).
@@ -239,7 +240,7 @@ pub fn rates_table(sizes: &[u64]) -> String {
         "bully majority",
         "bully @ble: h, leader timeout, msgs/s",
         "bully majority @ble: h, leader timeout, msgs/s",
-        "bully @raft: h, leader timeout, msgs/s",
+        "bully @raft (vs raft pv+cq 500ms): h, leader timeout, msgs/s",
         "bully kinds (default, 10 s)",
         "bully majority kinds (default, 10 s)",
     ]);
@@ -256,8 +257,9 @@ pub fn rates_table(sizes: &[u64]) -> String {
                 peer.label()
             );
             format!(
-                "{:.3} ms, {:.3} ms, {:.0}",
+                "{:.3} ms (estimate {:.3}), {:.3} ms, {:.0}",
                 m.interval.as_secs_f64() * 1e3,
+                m.estimate.as_secs_f64() * 1e3,
                 m.config.leader_timeout().as_secs_f64() * 1e3,
                 m.rate.per_second
             )

@@ -329,9 +329,7 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
     );
     section(
         "Equal traffic (issue 25)",
-        &format!(
-            "cargo run --release -- traffic --seeds {seeds} --partition-seeds {part_seeds}"
-        ),
+        &format!("cargo run --release -- traffic --seeds {seeds} --partition-seeds {part_seeds}"),
         traffic::table(&[5, 10, 25, 100], seeds, &Partition::ALL, part_seeds),
     );
     let mem_n = if quick { 100 } else { 1000 };

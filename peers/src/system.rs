@@ -101,9 +101,7 @@ impl System {
         match self {
             System::BullyMajority => Config::default().with_quorum(Quorum::Majority),
             System::BullyAtBle => traffic::matched(System::Ble, Quorum::None, n).config,
-            System::BullyMajorityAtBle => {
-                traffic::matched(System::Ble, Quorum::Majority, n).config
-            }
+            System::BullyMajorityAtBle => traffic::matched(System::Ble, Quorum::Majority, n).config,
             System::BullyAtRaft => traffic::matched(System::Raft500, Quorum::None, n).config,
             _ => Config::default(),
         }

@@ -39,7 +39,10 @@ fn the_chosen_interval_sends_no_more_than_ble_or_raft_at_five_members() {
             m.interval - std::time::Duration::from_micros(1),
         );
         let r = bully_rate(&shorter, n);
-        assert!(!r.steady || r.per_second > limit, "{quorum:?}: a shorter interval fits");
+        assert!(
+            !r.steady || r.per_second > limit,
+            "{quorum:?}: a shorter interval fits"
+        );
     }
 }
 

@@ -47,6 +47,9 @@ pub fn steady<P: Peer>(
 }
 
 /// A probe's iterations, prepared outside the measured loop.
+// One value per probe, built once: boxing the member would only add an indirection
+// inside the measured loop.
+#[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// bully-core.
     Bully(BullyPrepared),

@@ -81,11 +81,35 @@ pub fn steady_rate(system: System, n: u64) -> Rate {
     with_system(system, Measure { n, seed: SEED })
 }
 
-/// bully-core's steady-state rate at `n` members with `config`.
+/// bully-core's steady-state rate at `n` members with `config` (seed [`SEED`]).
 pub fn bully_rate(config: &Config, n: u64) -> Rate {
+    bully_rate_seeded(config, n, SEED)
+}
+
+/// bully-core's steady-state rate at `n` members with `config`, run with `seed`.
+pub fn bully_rate_seeded(config: &Config, n: u64, seed: u64) -> Rate {
     let base = Instant::now();
     let build = move |id, n, _seed| BullyPeer::new(id, n, config.clone(), base);
-    measure(&build, n, SEED)
+    measure(&build, n, seed)
+}
+
+/// Seeds a candidate interval must fit under: seed [`SEED`] gives the rate shown,
+/// and every seed must be steady and at most the peer's rate (one seed is not
+/// enough: with a majority, an interval near the lease's limit churns under some
+/// delay draws only).
+pub const FIT_SEEDS: u64 = 5;
+
+/// Whether `config` fits under `limit` msgs/s at `n` members: under every seed of
+/// `1..=FIT_SEEDS` the cluster is steady and sends at most `limit` per second.
+/// Returns seed [`SEED`]'s rate.
+pub fn fits(config: &Config, n: u64, limit: f64) -> (bool, Rate) {
+    let ok = |r: &Rate| r.steady && r.per_second <= limit;
+    let first = bully_rate(config, n);
+    let fit = ok(&first)
+        && (1..=FIT_SEEDS)
+            .filter(|&s| s != SEED)
+            .all(|s| ok(&bully_rate_seeded(config, n, s)));
+    (fit, first)
 }
 
 /// `base` with heartbeat interval `h` and the leader timeout of the rule (module
@@ -150,25 +174,28 @@ pub fn matched(peer: System, quorum: Quorum, n: u64) -> Matched {
 pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
     let base = base_config(quorum);
     let mut tried = 0;
-    let mut rate_at = |h_us: u64| {
+    let mut fits_at = |h_us: u64| {
         tried += 1;
-        bully_rate(&at_interval(base.clone(), Duration::from_micros(h_us)), n)
+        fits(
+            &at_interval(base.clone(), Duration::from_micros(h_us)),
+            n,
+            limit,
+        )
     };
-    let fits = |r: &Rate| r.steady && r.per_second <= limit;
     let default_h = base.heartbeat_interval();
-    let at_default = rate_at(default_h.as_micros() as u64);
+    let at_default = bully_rate(&base, n);
     assert!(at_default.steady, "bully is steady at its defaults");
     let per_interval = at_default.per_second * default_h.as_secs_f64();
     let estimate = ((per_interval / limit) * 1e6).ceil().max(1.0) as u64;
     // `hi` fits; `lo` is shorter and does not (0: nothing shorter to try).
     let (mut hi, mut hi_rate, mut lo);
-    let r = rate_at(estimate);
-    if fits(&r) {
+    let (fit, r) = fits_at(estimate);
+    if fit {
         (hi, hi_rate) = (estimate, r);
         lo = hi - (hi / 20).max(1);
         while lo > 0 {
-            let r = rate_at(lo);
-            if !fits(&r) {
+            let (fit, r) = fits_at(lo);
+            if !fit {
                 break;
             }
             (hi, hi_rate) = (lo, r);
@@ -178,8 +205,8 @@ pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
         lo = estimate;
         hi = estimate + (estimate / 10).max(1);
         loop {
-            let r = rate_at(hi);
-            if fits(&r) {
+            let (fit, r) = fits_at(hi);
+            if fit {
                 hi_rate = r;
                 break;
             }
@@ -189,14 +216,17 @@ pub fn choose(limit: f64, quorum: Quorum, n: u64) -> Matched {
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let r = rate_at(mid);
-        if fits(&r) {
+        let (fit, r) = fits_at(mid);
+        if fit {
             (hi, hi_rate) = (mid, r);
         } else {
             lo = mid;
         }
     }
-    assert!(fits(&hi_rate), "the chosen interval's traffic");
+    assert!(
+        hi_rate.steady && hi_rate.per_second <= limit,
+        "the chosen interval's traffic"
+    );
     let interval = Duration::from_micros(hi);
     Matched {
         peer: limit,
@@ -434,7 +464,7 @@ fn yes_no(b: bool) -> String {
 /// The whole equal-traffic section: rates, crash, partitions.
 pub fn table(sizes: &[u64], seeds: u64, scenarios: &[Partition], partition_seeds: u64) -> String {
     format!(
-        "Steady-state messages per second (cold start, {} s settled, counted over {} s, seed {SEED}) and bully-core's heartbeat interval at each peer's traffic:\n\n{}\n\
+        "Steady-state messages per second (cold start, {} s settled, counted over {} s, seed {SEED}) and bully-core's heartbeat interval at each peer's traffic (the shortest, in whole µs, that is steady and within the peer's rate under seeds 1 to {FIT_SEEDS}):\n\n{}\n\
          Leader crash at equal traffic:\n\n{}\n\
          Partial partitions at equal traffic (N = 5; chained (3): N = 3), healed after 20 s:\n\n{}",
         SETTLE.as_secs(),

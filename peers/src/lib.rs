@@ -20,3 +20,4 @@ pub mod sim;
 pub mod steady;
 pub mod system;
 pub mod tables;
+pub mod traffic;

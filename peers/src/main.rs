@@ -15,6 +15,7 @@ use bully_peers::scenario::Partition;
 use bully_peers::steady::{self, Probe};
 use bully_peers::system::{System, with_system};
 use bully_peers::tables;
+use bully_peers::traffic;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<SystemAlloc> = &INSTRUMENTED_SYSTEM;
@@ -90,6 +91,21 @@ enum Command {
         nodes: u64,
         #[arg(long, value_delimiter = ',')]
         systems: Vec<System>,
+    },
+    /// Equal traffic (issue 25): steady messages per second, bully-core's heartbeat
+    /// interval at BLE's and raft-rs's traffic, and the crash and partition tables
+    /// at that traffic.
+    Traffic {
+        #[arg(long, value_delimiter = ',', default_value = "5,10,25,100")]
+        nodes: Vec<u64>,
+        /// Crash seeds per size up to 25 (half as many at 100).
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<Partition>,
+        /// Seeds per partition scenario.
+        #[arg(long, default_value_t = 20)]
+        partition_seeds: u64,
     },
     /// Every table, as one markdown document.
     All {
@@ -198,6 +214,20 @@ fn main() {
                 memory::table(nodes, &or_all(systems, &System::ALL), &live_bytes)
             )
         }
+        Command::Traffic {
+            nodes,
+            seeds,
+            scenarios,
+            partition_seeds,
+        } => print!(
+            "{}",
+            traffic::table(
+                &nodes,
+                seeds,
+                &or_all(scenarios, &Partition::ALL),
+                partition_seeds
+            )
+        ),
         Command::All { out, update, quick } => {
             // Each finished section is written at once, so a long run that is stopped
             // keeps what it measured.
@@ -296,6 +326,11 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
         "Steady state",
         &format!("cargo run --release -- steady --callgrind-max {cg}"),
         steady::table(cpu_sizes, &all, cg),
+    );
+    section(
+        "Equal traffic (issue 25)",
+        &format!("cargo run --release -- traffic --seeds {seeds} --partition-seeds {part_seeds}"),
+        traffic::table(&[5, 10, 25, 100], seeds, &Partition::ALL, part_seeds),
     );
     let mem_n = if quick { 100 } else { 1000 };
     section(

@@ -43,6 +43,16 @@ pub fn median<T: Copy + PartialOrd>(values: &[T]) -> Option<T> {
     v.get(v.len().saturating_sub(1) / 2).copied()
 }
 
+/// The median (lower middle) of times, a missing one (never) counting as later
+/// than any; `None` if the median is a missing one.
+pub fn median_or_never(values: &[Option<Duration>]) -> Option<Duration> {
+    let mut v: Vec<Duration> = values.iter().map(|d| d.unwrap_or(Duration::MAX)).collect();
+    v.sort();
+    v.get(v.len().saturating_sub(1) / 2)
+        .copied()
+        .filter(|&d| d != Duration::MAX)
+}
+
 /// The largest value.
 pub fn max<T: Copy + PartialOrd>(values: &[T]) -> Option<T> {
     values.iter().copied().fold(None, |m, x| match m {

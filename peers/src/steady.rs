@@ -47,6 +47,9 @@ pub fn steady<P: Peer>(
 }
 
 /// A probe's iterations, prepared outside the measured loop.
+// One value per probe, built once: boxing the member would only add an indirection
+// inside the measured loop.
+#[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// bully-core.
     Bully(BullyPrepared),
@@ -101,7 +104,7 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                 peer,
                 probe,
                 leader,
-                acks: system == System::BullyMajority,
+                acks: system.bully_config(n).quorum() != bully_core::Quorum::None,
                 n,
             })
         }

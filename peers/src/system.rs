@@ -10,6 +10,7 @@ use crate::bully::BullyPeer;
 use crate::omni::{OmniPeer, OmniSettings};
 use crate::peer::Peer;
 use crate::raft_peer::{RaftPeer, RaftSettings};
+use crate::traffic;
 
 /// One library in one configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
@@ -34,6 +35,14 @@ pub enum System {
     /// omnipaxos with `election_tick_timeout` 5 at 100 ms ticks: a BLE round every
     /// 500 ms, bully's leader timeout.
     Ble500,
+    /// bully-core, classic Bully at BLE's steady traffic: the heartbeat interval of
+    /// `traffic`'s rule, chosen per N so that its steady messages per second do not
+    /// exceed `ble`'s, leader timeout `max(5 h, h + 2 T_M)`, the rest default.
+    BullyAtBle,
+    /// bully-core with a majority quorum at BLE's steady traffic (the same rule).
+    BullyMajorityAtBle,
+    /// bully-core, classic Bully at `raft pv+cq 500ms`'s steady traffic (the same rule).
+    BullyAtRaft,
 }
 
 impl System {
@@ -48,6 +57,14 @@ impl System {
         System::Ble500,
     ];
 
+    /// The equal-traffic configurations (issue 25), built per N: the `traffic`
+    /// command's, not in [`System::ALL`].
+    pub const AT_TRAFFIC: [System; 3] = [
+        System::BullyAtBle,
+        System::BullyMajorityAtBle,
+        System::BullyAtRaft,
+    ];
+
     /// The label used in the tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -58,22 +75,34 @@ impl System {
             System::Raft500 => "raft pv+cq 500ms",
             System::Ble => "ble",
             System::Ble500 => "ble 500ms",
+            System::BullyAtBle => "bully @ble traffic",
+            System::BullyMajorityAtBle => "bully majority @ble traffic",
+            System::BullyAtRaft => "bully @raft traffic",
         }
     }
 
     /// Which library it is.
     pub fn library(self) -> Library {
         match self {
-            System::Bully | System::BullyMajority => Library::Bully,
+            System::Bully
+            | System::BullyMajority
+            | System::BullyAtBle
+            | System::BullyMajorityAtBle
+            | System::BullyAtRaft => Library::Bully,
             System::Raft | System::RaftPvCq | System::Raft500 => Library::Raft,
             System::Ble | System::Ble500 => Library::Omni,
         }
     }
 
-    /// bully-core's configuration, for the bully systems.
-    pub fn bully_config(self) -> Config {
+    /// bully-core's configuration at `n` members, for the bully systems (the
+    /// equal-traffic ones measure their peer's traffic at `n` once per process:
+    /// [`traffic::matched`]).
+    pub fn bully_config(self, n: u64) -> Config {
         match self {
             System::BullyMajority => Config::default().with_quorum(Quorum::Majority),
+            System::BullyAtBle => traffic::matched(System::Ble, Quorum::None, n).config,
+            System::BullyMajorityAtBle => traffic::matched(System::Ble, Quorum::Majority, n).config,
+            System::BullyAtRaft => traffic::matched(System::Raft500, Quorum::None, n).config,
             _ => Config::default(),
         }
     }
@@ -135,9 +164,22 @@ pub trait Visit {
 pub fn with_system<V: Visit>(system: System, v: V) -> V::Out {
     match system.library() {
         Library::Bully => {
-            let config = system.bully_config();
             let base = Instant::now();
-            v.visit(&move |id, n, _seed| BullyPeer::new(id, n, config.clone(), base))
+            // Built per N (the equal-traffic configurations depend on it); the last
+            // one is kept so a cluster's members share one lookup.
+            let last: std::cell::RefCell<Option<(u64, Config)>> = std::cell::RefCell::new(None);
+            v.visit(&move |id, n, _seed| {
+                let mut last = last.borrow_mut();
+                let config = match &*last {
+                    Some((m, c)) if *m == n => c.clone(),
+                    _ => {
+                        let c = system.bully_config(n);
+                        *last = Some((n, c.clone()));
+                        c
+                    }
+                };
+                BullyPeer::new(id, n, config, base)
+            })
         }
         Library::Raft => {
             let settings = system.raft_settings();

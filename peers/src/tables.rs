@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::peer::Peer;
-use crate::report::{Table, max, median, ms, ratio, thousands};
+use crate::report::{Table, max, median, median_or_never, ms, ratio, thousands};
 use crate::scenario::{self, Election, Partition, PartitionRun};
 use crate::system::{System, Visit, with_system};
 
@@ -112,6 +112,21 @@ fn time_cell(values: &[Option<Duration>]) -> (String, Option<f64>) {
 /// The cold start (`crash = false`) or leader crash (`crash = true`) table over
 /// the given sizes and configurations.
 pub fn elections(crash: bool, sizes: &[u64], systems: &[System], base_seeds: u64) -> String {
+    elections_with_medians(crash, sizes, systems, base_seeds).0
+}
+
+/// Per size and configuration, the median time to agreement (a run that never
+/// agreed counting as later than any; `None`: the median run never agreed).
+pub type Medians = Vec<(u64, System, Option<Duration>)>;
+
+/// [`elections`], with each row's median time to agreement.
+pub fn elections_with_medians(
+    crash: bool,
+    sizes: &[u64],
+    systems: &[System],
+    base_seeds: u64,
+) -> (String, Medians) {
+    let mut medians = Vec::new();
     let mut t = Table::new(&[
         "N",
         "system",
@@ -132,6 +147,7 @@ pub fn elections(crash: bool, sizes: &[u64], systems: &[System], base_seeds: u64
             let seeds = seeds_for(n, base_seeds);
             let s = with_system(system, Cold { n, seeds, crash });
             let (time, secs) = time_cell(&s.agreed);
+            medians.push((n, system, median_or_never(&s.agreed)));
             let quiet_msgs = median(&s.to_quiet_election).unwrap_or(0) as f64;
             if system == System::Bully {
                 bully_time = secs;
@@ -155,7 +171,7 @@ pub fn elections(crash: bool, sizes: &[u64], systems: &[System], base_seeds: u64
             ]);
         }
     }
-    t.markdown()
+    (t.markdown(), medians)
 }
 
 struct Partitions {

@@ -98,17 +98,17 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "5,25")]
         nodes: Vec<u64>,
         /// Simulated hours per size, condition and leader timeout, over the seeds.
-        #[arg(long, default_value_t = 20.0)]
+        #[arg(long, default_value_t = 40.0)]
         hours: f64,
         /// Runs the hours are split over.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 20)]
         seeds: u64,
         /// Leader crashes per size, condition and leader timeout.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 200)]
         crash_seeds: u64,
         /// bully-core leader timeouts (ms) run as they are; the first one's
         /// heartbeat arrivals are replayed through the other detectors.
-        #[arg(long, value_delimiter = ',', default_value = "500,1000")]
+        #[arg(long, value_delimiter = ',', default_value = "500,900,1100")]
         timeouts: Vec<u64>,
         /// One simulated hour per condition, N = 5, 500 ms only (overrides the rest).
         #[arg(long)]

@@ -379,12 +379,12 @@ impl<P: Peer> Sim<P> {
             let span = (self.delays.max - self.delays.min).as_micros() as u64;
             let mut delay =
                 self.delays.min + Duration::from_micros(self.rng.random_range(0..=span));
-            if let Some(j) = self.jitter {
-                if self.rng.random_bool(j.probability) {
-                    // Exponential by inversion; 1 - u lies in (0, 1].
-                    let u: f64 = self.rng.random();
-                    delay += j.mean_extra.mul_f64(-(1.0 - u).ln());
-                }
+            if let Some(j) = self.jitter
+                && self.rng.random_bool(j.probability)
+            {
+                // Exponential by inversion; 1 - u lies in (0, 1].
+                let u: f64 = self.rng.random();
+                delay += j.mean_extra.mul_f64(-(1.0 - u).ln());
             }
             self.schedule(
                 self.now + delay,

@@ -24,6 +24,8 @@ use crate::watch::{Arrival, Watched};
 pub const LOSS: f64 = 0.3;
 /// Time from agreement to the start of the observation (or to the crash).
 pub const SETTLE: Duration = Duration::from_secs(5);
+/// How often agreement is sampled during the observation.
+pub const SAMPLE: Duration = Duration::from_millis(50);
 /// Crash instants asked of each replayed trace, per run.
 pub const CRASHES_PER_RUN: usize = 500;
 
@@ -106,6 +108,11 @@ pub struct SteadyRun {
     pub suspicions: Vec<u64>,
     /// Elections started or joined, all members, during the observation.
     pub elections: u64,
+    /// Leaderships accepted (`LeaderElected`), all members, during the observation.
+    pub leaderships: u64,
+    /// Share of the observation's [`SAMPLE`]-spaced samples at which the members
+    /// did not agree on a live leader.
+    pub unagreed: f64,
     /// Messages that reached a link during the observation.
     pub offered: u64,
     /// Of which lost.
@@ -130,9 +137,17 @@ pub fn steady_run(
     let from = sim.now() + SETTLE;
     sim.run_until(from);
     let elections_before: u64 = (1..=n).map(|id| sim.peer(id).elections).sum();
+    let leaderships_before: u64 = (1..=n).map(|id| sim.peer(id).leaders_accepted).sum();
     let (offered, lost) = (sim.offered(), sim.lost());
     let to = from + duration;
-    sim.run_until(to);
+    let (mut samples, mut unagreed) = (0u64, 0u64);
+    let mut t = from;
+    while t < to {
+        t = (t + SAMPLE).min(to);
+        sim.run_until(t);
+        samples += 1;
+        unagreed += u64::from(!sim.agreed());
+    }
     let within = |t: Time| t >= from && t <= to;
     let suspicions = (1..=n)
         .map(|id| {
@@ -159,6 +174,9 @@ pub fn steady_run(
         agreed,
         suspicions,
         elections: (1..=n).map(|id| sim.peer(id).elections).sum::<u64>() - elections_before,
+        leaderships: (1..=n).map(|id| sim.peer(id).leaders_accepted).sum::<u64>()
+            - leaderships_before,
+        unagreed: unagreed as f64 / samples.max(1) as f64,
         offered: sim.offered() - offered,
         lost: sim.lost() - lost,
         traces,
@@ -289,6 +307,8 @@ struct Live {
     hours: f64,
     suspicions: Vec<u64>,
     elections: u64,
+    leaderships: u64,
+    unagreed: f64,
     offered: u64,
     lost: u64,
     not_agreed: u64,
@@ -376,6 +396,8 @@ fn measure(n: u64, o: &Options, detectors: &[Detector]) -> Measured {
                     *s += r;
                 }
                 l.elections += run.elections;
+                l.leaderships += run.leaderships;
+                l.unagreed += run.unagreed / o.seeds.max(1) as f64;
                 l.offered += run.offered;
                 l.lost += run.lost;
                 l.not_agreed += u64::from(!run.agreed);
@@ -403,6 +425,8 @@ fn live_table(m: &Measured) -> String {
         "false suspicions per hour, cluster",
         "per member, by rank (0 = highest follower)",
         "elections joined per hour, all members",
+        "leaderships accepted per hour, all members",
+        "time without agreement",
         "failover median / p99 / max (ms)",
         "first suspicion after the crash, median (ms)",
         "election after it, median (ms)",
@@ -445,6 +469,8 @@ fn live_table(m: &Measured) -> String {
                 rate(total, l.hours),
                 ranks,
                 rate(l.elections, l.hours),
+                rate(l.leaderships, l.hours),
+                format!("{:.3} %", 100.0 * l.unagreed),
                 format!(
                     "{} / {} / {}{}",
                     ms0(median(&fo)),

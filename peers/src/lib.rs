@@ -10,6 +10,7 @@
 pub mod bully;
 pub mod callgrind;
 pub mod cpu;
+pub mod detector;
 pub mod memory;
 pub mod omni;
 pub mod peer;
@@ -18,6 +19,8 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod steady;
+pub mod suspicion;
 pub mod system;
 pub mod tables;
 pub mod traffic;
+pub mod watch;

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 use bully_peers::cpu::{self, Timed};
+use bully_peers::detector;
 use bully_peers::memory;
 use bully_peers::scenario::Partition;
 use bully_peers::steady::{self, Probe};
@@ -106,6 +107,28 @@ enum Command {
         /// Seeds per partition scenario.
         #[arg(long, default_value_t = 20)]
         partition_seeds: u64,
+    },
+    /// Issue 25: false suspicions per hour and failover under 30 % loss and jitter,
+    /// bully-core as it runs and other detectors replayed on its heartbeat arrivals.
+    Detector {
+        #[arg(long, value_delimiter = ',', default_value = "5,25")]
+        nodes: Vec<u64>,
+        /// Simulated hours per size, condition and leader timeout, over the seeds.
+        #[arg(long, default_value_t = 40.0)]
+        hours: f64,
+        /// Runs the hours are split over.
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+        /// Leader crashes per size, condition and leader timeout.
+        #[arg(long, default_value_t = 200)]
+        crash_seeds: u64,
+        /// bully-core leader timeouts (ms) run as they are; the first one's
+        /// heartbeat arrivals are replayed through the other detectors.
+        #[arg(long, value_delimiter = ',', default_value = "500,900,1100")]
+        timeouts: Vec<u64>,
+        /// One simulated hour per condition, N = 5, 500 ms only (overrides the rest).
+        #[arg(long)]
+        quick: bool,
     },
     /// Every table, as one markdown document.
     All {
@@ -228,6 +251,30 @@ fn main() {
                 partition_seeds
             )
         ),
+        Command::Detector {
+            nodes,
+            hours,
+            seeds,
+            crash_seeds,
+            timeouts,
+            quick,
+        } => {
+            let options = if quick {
+                detector::Options::quick()
+            } else {
+                detector::Options {
+                    nodes,
+                    hours,
+                    seeds,
+                    crash_seeds,
+                    timeouts: timeouts
+                        .into_iter()
+                        .map(std::time::Duration::from_millis)
+                        .collect(),
+                }
+            };
+            print!("{}", detector::table(&options))
+        }
         Command::All { out, update, quick } => {
             // Each finished section is written at once, so a long run that is stopped
             // keeps what it measured.
@@ -337,6 +384,23 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
         &format!("Memory per member at N = {mem_n}"),
         &format!("cargo run --release -- memory --nodes {mem_n}"),
         memory::table(mem_n, &all, &live_bytes),
+    );
+    let det = if quick {
+        detector::Options::quick()
+    } else {
+        detector::Options::full()
+    };
+    section(
+        "Failure detector under 30 % loss and jitter (issue 25)",
+        &if quick {
+            "cargo run --release -- detector --quick".to_string()
+        } else {
+            format!(
+                "cargo run --release -- detector --hours {} --seeds {} --crash-seeds {}",
+                det.hours, det.seeds, det.crash_seeds
+            )
+        },
+        detector::table(&det),
     );
     write(&doc);
     doc.push_str(&format!(

@@ -1,5 +1,7 @@
 //! The deterministic discrete-event loop: one virtual clock, seeded link delays,
-//! per-directed-link cuts and crashes, the same for every library.
+//! per-directed-link cuts and crashes, the same for every library; optionally
+//! (issue 25) random message loss and a heavy-tailed delay (jitter), both off by
+//! default and drawing nothing from the generator while off.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -69,6 +71,28 @@ impl Default for Delays {
     }
 }
 
+/// The jitter model: on top of the uniform base delay, a share of the messages
+/// takes an extra delay drawn from an exponential distribution (a retransmission, a
+/// scheduling or garbage-collection pause, a queue): a heavy tail that breaks the
+/// delay bound now and then, and reorders messages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Jitter {
+    /// Share of messages that take an extra delay.
+    pub probability: f64,
+    /// Mean of the exponential extra delay.
+    pub mean_extra: Duration,
+}
+
+impl Jitter {
+    /// Issue 25's jitter: 10 % of messages late by 100 ms on average (exponential):
+    /// one in 10 breaks the 20 ms bound, one in 74 by more than 200 ms, one in
+    /// 1,480 by more than 500 ms (a whole leader timeout).
+    pub const TAIL: Jitter = Jitter {
+        probability: 0.1,
+        mean_extra: Duration::from_millis(100),
+    };
+}
+
 enum Pending<M> {
     Deliver { from: usize, to: usize, msg: M },
     // Cancelled lazily: fires only if still the member's armed `(time, generation)`.
@@ -99,6 +123,11 @@ pub struct Sim<P: Peer> {
     counts_at_quiet: Counts,
     last_election_send: Option<Time>,
     dropped: u64,
+    // Issue 25: per-message loss probability and jitter; 0 and `None` draw nothing.
+    loss: f64,
+    jitter: Option<Jitter>,
+    offered: u64,
+    lost: u64,
 }
 
 impl<P: Peer> Sim<P> {
@@ -126,8 +155,36 @@ impl<P: Peer> Sim<P> {
             counts_at_quiet: Counts::default(),
             last_election_send: None,
             dropped: 0,
+            loss: 0.0,
+            jitter: None,
+            offered: 0,
+            lost: 0,
             peers,
         }
+    }
+
+    /// Every message that reaches a link (not cut, to a member) is lost with
+    /// probability `loss`, drawn from the run's generator (0, the default, draws
+    /// nothing).
+    pub fn set_loss(&mut self, loss: f64) {
+        assert!((0.0..=1.0).contains(&loss), "a probability");
+        self.loss = loss;
+    }
+
+    /// Delays take the jitter model's extra delay on top of the base range
+    /// (`None`, the default, draws nothing).
+    pub fn set_jitter(&mut self, jitter: Option<Jitter>) {
+        self.jitter = jitter;
+    }
+
+    /// Messages that reached a link (not cut, addressed to another member).
+    pub fn offered(&self) -> u64 {
+        self.offered
+    }
+
+    /// Messages lost to the loss probability (also counted in [`Sim::dropped`]).
+    pub fn lost(&self) -> u64 {
+        self.lost
     }
 
     /// Members in the cluster.
@@ -313,8 +370,22 @@ impl<P: Peer> Sim<P> {
                 self.dropped += 1;
                 continue;
             }
+            self.offered += 1;
+            if self.loss > 0.0 && self.rng.random_bool(self.loss) {
+                self.lost += 1;
+                self.dropped += 1;
+                continue;
+            }
             let span = (self.delays.max - self.delays.min).as_micros() as u64;
-            let delay = self.delays.min + Duration::from_micros(self.rng.random_range(0..=span));
+            let mut delay =
+                self.delays.min + Duration::from_micros(self.rng.random_range(0..=span));
+            if let Some(j) = self.jitter
+                && self.rng.random_bool(j.probability)
+            {
+                // Exponential by inversion; 1 - u lies in (0, 1].
+                let u: f64 = self.rng.random();
+                delay += j.mean_extra.mul_f64(-(1.0 - u).ln());
+            }
             self.schedule(
                 self.now + delay,
                 Pending::Deliver {
@@ -455,7 +526,7 @@ impl<P: Peer> Sim<P> {
         self.last_election_send
     }
 
-    /// Messages lost to cuts and crashes since the start.
+    /// Messages lost to cuts, crashes and the loss probability since the start.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }

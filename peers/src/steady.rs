@@ -47,8 +47,9 @@ pub fn steady<P: Peer>(
 }
 
 /// A probe's iterations, prepared outside the measured loop.
-// One value per probe, built once: boxing the member would only add an indirection
-// inside the measured loop.
+// Built once per probe, outside the measured loop; boxing the bully variant (a
+// whole `Node`, larger since the start's announcement) would only add an
+// indirection inside it.
 #[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// bully-core.

@@ -174,9 +174,10 @@ pub fn elections_with_medians(
     (t.markdown(), medians)
 }
 
-struct Partitions {
-    partition: Partition,
-    seeds: u64,
+/// Every seed's run of one partition scenario, `1..=seeds`.
+pub(crate) struct Partitions {
+    pub(crate) partition: Partition,
+    pub(crate) seeds: u64,
 }
 
 impl Visit for Partitions {

@@ -26,7 +26,7 @@ use crate::report::{Table, median, median_or_never, ms, thousands};
 use crate::scenario::{self, Partition, PartitionRun};
 use crate::sim::Counts;
 use crate::system::{System, Visit, with_system};
-use crate::tables;
+use crate::tables::{self, Partitions};
 
 /// How long a cluster runs from its cold start before the count begins.
 pub const SETTLE: Duration = Duration::from_secs(10);
@@ -351,20 +351,6 @@ pub fn crash_table(sizes: &[u64], seeds: u64) -> String {
         ]);
     }
     format!("{table}\n{}", t.markdown())
-}
-
-struct Partitions {
-    partition: Partition,
-    seeds: u64,
-}
-
-impl Visit for Partitions {
-    type Out = Vec<Option<PartitionRun>>;
-    fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out {
-        (1..=self.seeds)
-            .map(|seed| scenario::partition_run(build, self.partition, seed))
-            .collect()
-    }
 }
 
 struct PartitionSummary {

@@ -561,7 +561,7 @@ fn a_node_with_the_wrong_secret_never_joins() {
     // 3 can authenticate nothing it hears, and they nothing of what it sends: it
     // never joins, and it leaves with an error that names the secret.
     let timing = Timing::FAST;
-    let mut cluster = Cluster::start(Options {
+    let mut cluster = Cluster::configure(Options {
         size: 3,
         timing,
         relay: false,
@@ -570,8 +570,13 @@ fn a_node_with_the_wrong_secret_never_joins() {
         child_settings: "",
         ports: Ports::Ephemeral,
     });
+    cluster.spawn(1);
+    cluster.spawn(2);
     let leader = cluster.wait_for_agreement_among(&[1, 2], PATIENCE);
     assert_eq!(leader, 2);
+    // 3 starts once 1 and 2 listen: a member that starts fresh probes at once,
+    // and a probe sent before 2 was bound would reach nobody to refuse it.
+    cluster.spawn(3);
 
     let status = cluster.wait_exit(3, PATIENCE).unwrap_or_else(|| {
         panic!(

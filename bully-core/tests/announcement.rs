@@ -103,3 +103,78 @@ fn nobody_objects_to_a_cold_start_and_the_highest_leads_after_the_answer_timeout
     assert_eq!(leaderships(&sim), [(Term(1), NodeId(4))]);
     assert_eq!(sim.sent()[MessageKind::Coordinator], 3);
 }
+
+#[test]
+fn three_shut_down_while_announcing_tells_1_and_2_who_elect_at_once() {
+    use bully_core::{Message, Node, Role, Transmit};
+    use std::time::Instant;
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let t0 = Instant::now();
+    let mut three = Node::new(NodeId(3), members, Config::default()).unwrap();
+    let mut one = Node::new(NodeId(1), members, Config::default()).unwrap();
+    one.start(t0);
+    three.start(t0);
+    let announced: Vec<Transmit> = std::iter::from_fn(|| three.poll_transmit()).collect();
+    let coordinator = Message::Coordinator { term: Term(1) };
+    assert!(announced.iter().all(|t| t.message == coordinator));
+    // 1 follows the announcement; 3 does not lead yet (it waits for objections).
+    one.handle_message(t0, NodeId(3), coordinator.clone());
+    assert_eq!(one.leader().map(|leader| leader.id), Some(NodeId(3)));
+    assert_eq!(three.role(), Role::Candidate);
+    while three.poll_event().is_some() {}
+    // 3 is shut down before the answer timeout: it withdraws the announcement.
+    assert!(three.step_down(t0), "the announcement is withdrawn");
+    let sent: Vec<Transmit> = std::iter::from_fn(|| three.poll_transmit()).collect();
+    let resign = Message::Resign { term: Term(1) };
+    assert_eq!(
+        sent.iter()
+            .map(|t| (t.to, t.message.clone()))
+            .collect::<Vec<_>>(),
+        vec![(NodeId(1), resign.clone()), (NodeId(2), resign.clone())]
+    );
+    assert_eq!(three.role(), Role::Follower);
+    let events: Vec<Event> = std::iter::from_fn(|| three.poll_event()).collect();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::SteppedDown { .. } | Event::BecameLeader { .. })),
+        "it never led: {events:?}"
+    );
+    // Its answer timeout passes: it does not lead after all.
+    let later = t0 + Config::default().answer_timeout();
+    three.handle_timeout(later);
+    assert_ne!(three.role(), Role::Leader);
+    // 1 lets 3 go at once and stands after one stagger step (2, above it, goes
+    // first), instead of waiting out its leader timeout.
+    while one.poll_transmit().is_some() {}
+    while one.poll_event().is_some() {}
+    one.handle_message(t0, NodeId(3), resign);
+    assert_eq!(one.leader(), None);
+    let lost: Vec<Event> = std::iter::from_fn(|| one.poll_event()).collect();
+    assert!(
+        lost.iter().any(|e| matches!(
+            e,
+            Event::LeaderLost {
+                leader: NodeId(3),
+                ..
+            }
+        )),
+        "{lost:?}"
+    );
+    let config = Config::default();
+    let step = config.answer_timeout() + config.max_message_delay();
+    let due = one.poll_timeout().expect("1 waits to stand");
+    assert!(
+        due <= t0 + step,
+        "1 stands {:?} after the resignation",
+        due - t0
+    );
+    one.handle_timeout(due);
+    let asked: Vec<Transmit> = std::iter::from_fn(|| one.poll_transmit()).collect();
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.to == NodeId(2) && matches!(t.message, Message::Election { .. })),
+        "{asked:?}"
+    );
+}

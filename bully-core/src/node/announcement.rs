@@ -15,7 +15,7 @@
 //! leader leads one message delay after the reminder, three in all.
 
 use crate::config::Algorithm;
-use crate::message::{NodeId, Term};
+use crate::message::{Message, NodeId, Term};
 use crate::node::{Node, Phase};
 use crate::time::Instant;
 use crate::timer::Timer;
@@ -61,6 +61,32 @@ impl Node {
             Timer::Heartbeat,
             Self::after(now, self.config.heartbeat_interval()),
         );
+    }
+
+    /// `Node::step_down` while the start's announcement waits for objections:
+    /// the members already follow it (they accepted its Coordinator), so it
+    /// withdraws the announcement as a leader resigns, with `Resign` to every
+    /// member, and they elect at once instead of waiting out their leader
+    /// timeout. It never led: no `SteppedDown`. Returns whether there was an
+    /// announcement to withdraw.
+    pub(super) fn withdraw_announcement(&mut self, now: Instant) -> bool {
+        let Phase::Claiming { term } = self.phase else {
+            return false;
+        };
+        if self.quorum().is_some() {
+            return false;
+        }
+        self.timers.stop(Timer::Answer);
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Resign { term });
+            }
+        }
+        self.phase = Phase::Idle;
+        self.abstaining = true;
+        self.arm_leader_timeout(now);
+        true
     }
 
     /// A leadership of `term` from `from`, a lower member, while this node's

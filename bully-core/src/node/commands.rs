@@ -96,11 +96,20 @@ impl Node {
     /// again, so it is not asked in the election that follows. Under
     /// `Preemption::Always` it takes the leadership back as soon as it hears a
     /// lower leader, as the classic algorithm demands; under `Never` it stays a
-    /// follower. Returns `false`, and does nothing, if this node is not the leader.
+    /// follower.
+    ///
+    /// Without a quorum the highest member announces itself as it starts and
+    /// leads a round trip later ([`Node::start`]); the others follow it from the
+    /// announcement on. Stepping down in between withdraws the announcement the
+    /// same way (`Resign` to every member, who elect at once), without
+    /// `SteppedDown`: it never led.
+    ///
+    /// Returns `false`, and does nothing, if this node neither leads nor
+    /// announced itself.
     pub fn step_down(&mut self, now: Instant) -> bool {
         let now = self.clock(now);
         if self.phase != Phase::Leading {
-            return false;
+            return self.withdraw_announcement(now);
         }
         let term = self.term;
         let delay = self.config.resign_delay();

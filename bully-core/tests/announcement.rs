@@ -5,22 +5,11 @@
 //! term: no term is led by two members (S4), in three message delays.
 #![cfg(feature = "sim")]
 
-use bully_core::sim::{Simulation, TraceEntry, scenario};
+use bully_core::sim::{Simulation, scenario};
 use bully_core::{Config, Event, MessageKind, NodeId, Term};
 
-/// The `(term, member)` of every `BecameLeader` in the trace, in order.
-fn leaderships(sim: &Simulation) -> Vec<(Term, NodeId)> {
-    sim.trace()
-        .iter()
-        .filter_map(|record| match record.entry {
-            TraceEntry::Event {
-                node,
-                event: Event::BecameLeader { term },
-            } => Some((term, node)),
-            _ => None,
-        })
-        .collect()
-}
+mod support;
+use support::leaderships;
 
 /// Five settled under 5; 5 crashes and 4 takes over, in the term after 5's.
 fn four_leads_after_five_crashed() -> Simulation {

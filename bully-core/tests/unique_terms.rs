@@ -21,11 +21,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bully_core::sim::{Simulation, TraceEntry, scenario};
-use bully_core::{Algorithm, Config, Event, NodeId, Quorum, Term};
+use bully_core::sim::{Simulation, scenario};
+use bully_core::{Algorithm, Config, NodeId, Quorum, Term};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+mod support;
+use support::leaderships;
 
 const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];
 
@@ -35,19 +38,6 @@ fn seeds() -> u64 {
         .and_then(|value| value.parse().ok())
         .unwrap_or(256);
     (seeds / 16).max(16)
-}
-/// Every `(term, member)` that became leader, in order, from the trace.
-fn leaderships(sim: &Simulation) -> Vec<(Term, NodeId)> {
-    sim.trace()
-        .iter()
-        .filter_map(|record| match record.entry {
-            TraceEntry::Event {
-                node,
-                event: Event::BecameLeader { term },
-            } => Some((term, node)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The terms that two different members led.

@@ -42,3 +42,23 @@ pub(crate) fn both_timings(algorithm: Algorithm) -> [(&'static str, Config); 2] 
         ("agent timings", agent_timings(algorithm)),
     ]
 }
+
+/// Every `(term, member)` that became leader, in order, from the simulation's
+/// trace (S4: no term may appear twice with two members).
+#[cfg(feature = "sim")]
+pub(crate) fn leaderships(
+    sim: &bully_core::sim::Simulation,
+) -> Vec<(bully_core::Term, bully_core::NodeId)> {
+    use bully_core::Event;
+    use bully_core::sim::TraceEntry;
+    sim.trace()
+        .iter()
+        .filter_map(|record| match record.entry {
+            TraceEntry::Event {
+                node,
+                event: Event::BecameLeader { term },
+            } => Some((term, node)),
+            _ => None,
+        })
+        .collect()
+}

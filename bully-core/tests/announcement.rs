@@ -167,3 +167,78 @@ fn three_shut_down_while_announcing_tells_1_and_2_who_elect_at_once() {
         "{asked:?}"
     );
 }
+
+/// 5 of 1..=5 comes back with the term it persisted, 1, and announces term 2.
+/// Returns it, announcing, and the instant it started.
+fn five_back_announcing_term_2() -> (bully_core::Node, std::time::Instant) {
+    use bully_core::{DurableState, Message, Node, Role};
+    let t0 = std::time::Instant::now();
+    let members = (1..=5).map(NodeId);
+    let durable = DurableState {
+        term: Term(1),
+        vote: None,
+    };
+    let mut five =
+        Node::with_durable_state(NodeId(5), members, Config::default(), durable).unwrap();
+    five.start(t0);
+    let announced: Vec<_> = std::iter::from_fn(|| five.poll_transmit()).collect();
+    assert_eq!(announced.len(), 4);
+    assert!(
+        announced
+            .iter()
+            .all(|t| t.message == Message::Coordinator { term: Term(2) })
+    );
+    assert_eq!(five.role(), Role::Candidate);
+    (five, t0)
+}
+
+#[test]
+fn a_sitting_leader_two_terms_on_objects_and_five_stands_above_its_term() {
+    use bully_core::Message;
+    let (mut five, t0) = five_back_announcing_term_2();
+    // 4 led terms 2 and 3 while 5 was away: its heartbeat of term 3 is an
+    // objection too (a later term than the one announced).
+    five.handle_message(
+        t0,
+        NodeId(4),
+        Message::Heartbeat {
+            term: Term(3),
+            round: 7,
+        },
+    );
+    let sent: Vec<_> = std::iter::from_fn(|| five.poll_transmit()).collect();
+    assert!(
+        sent.iter()
+            .all(|t| t.message == Message::Coordinator { term: Term(4) }),
+        "5 stands in term 4 at once: {sent:?}"
+    );
+    assert_eq!(sent.len(), 4);
+    assert_eq!(five.term(), Term(4));
+}
+
+#[test]
+fn a_late_heartbeat_of_an_older_term_is_no_objection_and_five_leads_the_term_it_announced() {
+    use bully_core::{Message, Role};
+    let (mut five, t0) = five_back_announcing_term_2();
+    // A heartbeat 4 sent in term 1, before 5 went away, arrives late.
+    five.handle_message(
+        t0,
+        NodeId(4),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 3,
+        },
+    );
+    assert!(
+        std::iter::from_fn(|| five.poll_transmit()).all(|t| !matches!(
+            t.message,
+            Message::Coordinator { .. } | Message::Election { .. }
+        )),
+        "no new election"
+    );
+    assert_eq!(five.term(), Term(2));
+    let due = five.poll_timeout().expect("the announcement's wait");
+    five.handle_timeout(due);
+    assert_eq!(five.role(), Role::Leader);
+    assert_eq!(five.term(), Term(2), "5 leads the term it announced");
+}

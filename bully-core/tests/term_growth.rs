@@ -1,7 +1,10 @@
 //! How far terms grow (docs/correctness.md, "What bounds term growth"): a term
 //! numbers a leadership, not an attempt, so with a quorum
 //!
-//! - a one-at-a-time boot of `N` members ends at a term of at most `N`, and
+//! - a one-at-a-time boot of `N` members ends at a term of at most `N + 1` (it
+//!   was `N` while a member that started voted for nobody for a follower lease;
+//!   since a member restored from the initial state votes as it starts, seed 6
+//!   of the sweep, five members booting 2, 3, 1, 4, 5, ends at term 6), and
 //! - a partition and its heal raise the term by at most 2 per side.
 //!
 //! Found by trying the agent: the first leadership of the README's
@@ -70,7 +73,8 @@ fn boot(algorithm: Algorithm, timings: &str, config: &Config, n: u64, seed: u64)
         sim.violations()
     );
     let term = highest_term(&sim, n);
-    assert!(term.0 <= n, "{context}: term {term} after the boot");
+    // N + 1: issue 25's fresh start votes as it boots (docs/correctness.md, 3.8).
+    assert!(term.0 <= n + 1, "{context}: term {term} after the boot");
     term
 }
 

@@ -15,7 +15,7 @@
 //! leader leads one message delay after the reminder, three in all.
 
 use crate::config::Algorithm;
-use crate::message::{Message, NodeId, Term};
+use crate::message::{NodeId, Term};
 use crate::node::{Node, Phase};
 use crate::time::Instant;
 use crate::timer::Timer;
@@ -77,12 +77,7 @@ impl Node {
             return false;
         }
         self.timers.stop(Timer::Answer);
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Resign { term });
-            }
-        }
+        self.broadcast_resign(term);
         self.phase = Phase::Idle;
         self.abstaining = true;
         self.arm_leader_timeout(now);

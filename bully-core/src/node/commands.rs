@@ -118,17 +118,23 @@ impl Node {
             self.gate.pending_resign = Some((term, self.id));
             self.timers.set(Timer::Resign, Self::after(now, delay));
         } else {
-            for index in 0..self.members.len() {
-                let to = self.members.ids()[index];
-                if to != self.id {
-                    self.send(to, Message::Resign { term });
-                }
-            }
+            self.broadcast_resign(term);
         }
         self.resign_leadership();
         self.abstaining = true;
         self.arm_leader_timeout(now);
         true
+    }
+
+    /// `Resign` of `term` to every other member: a leadership, or the start's
+    /// announcement of one, is over.
+    pub(super) fn broadcast_resign(&mut self, term: crate::message::Term) {
+        for index in 0..self.members.len() {
+            let to = self.members.ids()[index];
+            if to != self.id {
+                self.send(to, Message::Resign { term });
+            }
+        }
     }
 
     /// Tells the node that the work of its last leadership has stopped: the

@@ -47,6 +47,7 @@ impl Node {
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
         let owes_promises = !std::mem::take(&mut self.persisted_nothing);
+        self.note_started(now);
         if owes_promises {
             self.forget_promises(now);
         }

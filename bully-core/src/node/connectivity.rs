@@ -117,6 +117,10 @@ pub(super) struct Connectivity {
     /// It set out to take over from a lower leader (`AfterStable`), and keeps
     /// to it until it leads: the retries after a refused claim take over too.
     taking_over: bool,
+    /// With a quorum, a leader timeout from its start: until then a probe to
+    /// stand that found no quorum is asked again an answer timeout later
+    /// instead of backing off (`Node::note_started`).
+    start_retries_until: Option<Instant>,
 }
 
 impl Connectivity {
@@ -193,6 +197,31 @@ impl Node {
     /// Whether it set out to take over from a lower leader and does not lead yet.
     pub(super) fn is_taking_over(&self) -> bool {
         self.connectivity.taking_over
+    }
+
+    /// It starts (`Node::start`). Processes started together by hand or by a
+    /// deploy tool come up some milliseconds apart, and a probe sent before the
+    /// others listen is lost: the highest would conclude that it reaches no
+    /// quorum and back off for a leader timeout, and a lower member, whose
+    /// staggered start waits only two answer timeouts, would lead first, only to
+    /// be taken over. So for a leader timeout after its start a member that
+    /// found no quorum asks again an answer timeout later.
+    pub(super) fn note_started(&mut self, now: Instant) {
+        self.connectivity.start_retries_until = self
+            .quorum()
+            .is_some()
+            .then(|| Self::after(now, self.config.leader_timeout()));
+    }
+
+    /// Whether a probe to stand that found no quorum is asked again an answer
+    /// timeout later, not after a back-off (`note_started`): only in the
+    /// start's first leader timeout, and only while it follows nobody.
+    pub(super) fn retries_start_probe(&self, now: Instant) -> bool {
+        self.leader.is_none()
+            && self
+                .connectivity
+                .start_retries_until
+                .is_some_and(|until| now < until)
     }
 
     /// The leader it followed resigned.

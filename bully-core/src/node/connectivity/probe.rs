@@ -256,6 +256,13 @@ impl Node {
             return;
         }
         // It may not stand: nothing moves, and it asks again later.
+        if !reaches_quorum && self.retries_start_probe(now) {
+            self.timers.set(
+                Timer::LeaderTimeout,
+                Self::after(now, self.timings.answer_timeout),
+            );
+            return;
+        }
         let backoff = self.back_off(now, &probe);
         if self.leader.is_none() {
             let wait = backoff.max(

@@ -54,3 +54,42 @@ fn the_newest_waiting_election_is_handled_even_by_a_claiming_node() {
     );
     assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
 }
+
+#[test]
+fn the_highest_started_alone_asks_again_every_answer_timeout_for_a_leader_timeout() {
+    // 4 of 1..=4 starts before the others listen: nobody replies to its probes.
+    // For a leader timeout after its start it asks again an answer timeout
+    // after each probe concludes; the probe that concludes as the leader
+    // timeout ends (5 answer timeouts, so one concludes exactly then) backs off
+    // as any failed probe does, a leader timeout at the least.
+    let answer = Duration::from_millis(100);
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_answer_timeout(answer)
+        .with_leader_timeout(answer * 5);
+    let mut node = Node::new(NodeId(4), (1..=4).map(NodeId), config).unwrap();
+    node.restore(crate::node::DurableState::default());
+    let start = Instant::now();
+    node.start(start);
+    let mut probed_at = Vec::new();
+    let mut now = start;
+    while now <= start + answer * 12 {
+        let probes = std::iter::from_fn(|| node.poll_transmit())
+            .filter(|t| matches!(t.message, Message::Probe { .. }))
+            .count();
+        if probes > 0 {
+            assert_eq!(probes, 3, "a probe asks every other member");
+            probed_at.push((now - start).as_millis());
+        }
+        let Some(next) = node.poll_timeout() else {
+            break;
+        };
+        now = next;
+        node.handle_timeout(now);
+    }
+    assert_eq!(
+        probed_at,
+        [0, 200, 400, 1_000],
+        "probes at its start, an answer timeout after each failed one, then a back-off"
+    );
+}

@@ -49,7 +49,12 @@ fn take_back(size: u64) {
     )
     .expect("write the job's stop time");
     let first = cluster.wait_for_start_above(None, PATIENCE);
-    assert_eq!(first.token.leader.0, size, "the highest runs the job first");
+    assert_eq!(
+        first.token.leader.0,
+        size,
+        "the highest runs the job first\n{}",
+        cluster.all_logs()
+    );
     // The highest leaves (SIGTERM, as Ctrl-C): its job stops, then it resigns.
     let status = cluster.terminate(size, PATIENCE);
     assert!(status.success(), "the highest left cleanly: {status}");

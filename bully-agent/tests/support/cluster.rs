@@ -305,10 +305,18 @@ pub(crate) struct Cluster {
 
 impl Cluster {
     /// Writes the files and starts every agent, whose commands stop at once on
-    /// SIGTERM.
+    /// SIGTERM, the highest first.
+    ///
+    /// The highest first, so that it is the first to lead however slowly the
+    /// others start: it keeps asking for a leader timeout after its start
+    /// until a quorum answers. From the lowest up, an agent whose data
+    /// directory is new votes as it starts, and on a slow machine the lower
+    /// members could be a majority, and elect one of them, before the highest
+    /// has started (it then takes the job over: `tests/first_boot.rs`). The
+    /// tests begin from the highest's leadership.
     pub(crate) fn start(options: Options) -> Cluster {
         let mut cluster = Cluster::configure(options);
-        for id in cluster.ids() {
+        for id in cluster.ids().into_iter().rev() {
             cluster.spawn(id);
         }
         cluster

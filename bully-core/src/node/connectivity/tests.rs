@@ -1,4 +1,6 @@
-//! Probes seen from one node: a probe asked for twice (the second request's purposes join the first's), the order of the Elections that waited for one, and the start's quick re-probe.
+//! Probes seen from one node: a probe asked for twice (the second request's
+//! purposes join the first's), the order of the Elections that waited for one,
+//! and the start's quick re-probe.
 
 use std::time::Duration;
 

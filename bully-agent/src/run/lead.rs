@@ -55,6 +55,10 @@ impl Run<'_> {
     ) -> Outcome {
         let view = self.view;
         let token = leadership.token();
+        // Set once a restart delay has passed: the next run started is a
+        // restart. Counted with its start, so that the status never shows a
+        // restart whose run has not started (`starts` > `restarts` always).
+        let mut restarting = false;
         loop {
             // A reload's settings apply from the next run on.
             let policy = view.policy();
@@ -96,7 +100,11 @@ impl Run<'_> {
                 status.running = true;
                 status.pid = None;
                 status.starts += 1;
+                if restarting {
+                    status.restarts += 1;
+                }
             });
+            restarting = false;
             let (stop, code) = watch(&mut child, view, leadership, shutdown).await;
             self.containment.after_run(cgroup).await;
             // The whole job has stopped: a resignation or vote the node keeps
@@ -157,7 +165,7 @@ impl Run<'_> {
                         () = leadership.ended() => return Outcome::Ended,
                         () = tokio::time::sleep(policy.restart_delay) => {}
                     }
-                    view.update_child(|status| status.restarts += 1);
+                    restarting = true;
                 }
             }
         }

@@ -86,6 +86,22 @@ fn timeouts_that_contradict_each_other_are_refused() {
         base.clone().with_leader_timeout(ms(120)).validate(),
         Err(ConfigError::LeaderTimeoutTooShort { .. })
     ));
+    // With a majority, heartbeats every 20 ms and a 100 ms leader timeout: the
+    // 79.8 ms lease is shorter than a claim's votes (a round trip on a fast
+    // clock, 50.05 ms) plus the first renewal's round trip (50 ms).
+    let quick = base
+        .clone()
+        .with_quorum(bully_core::Quorum::Majority)
+        .with_heartbeat_interval(ms(20))
+        .with_leader_timeout(ms(100));
+    assert_eq!(
+        quick.validate(),
+        Err(ConfigError::LeaseTooShort {
+            lease: quick.leader_lease(),
+            min: Duration::from_micros(100_050),
+        })
+    );
+    assert!(quick.with_leader_timeout(ms(121)).validate().is_ok());
     base.validate().unwrap();
 }
 

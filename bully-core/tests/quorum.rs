@@ -272,6 +272,124 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
     }
 }
 
+/// The shortest leader timeout [`Config::validate`] accepts with `config`'s
+/// other settings, to a tenth of a millisecond: the edge of what the checks
+/// promise works.
+fn shortest_leader_timeout(config: &Config) -> Duration {
+    let step = Duration::from_micros(100);
+    let mut leader_timeout = config.heartbeat_interval() + config.max_message_delay() + step;
+    while config
+        .clone()
+        .with_leader_timeout(leader_timeout)
+        .validate()
+        .is_err()
+    {
+        leader_timeout += step;
+    }
+    leader_timeout
+}
+
+/// The heartbeat intervals the short-lease checks cover: shorter than a round
+/// trip (where a claim's votes bound the lease), near it, and the default
+/// (where renewing it does).
+const SHORT_LEASE_HEARTBEATS_MS: [u64; 4] = [10, 20, 50, 100];
+
+#[test]
+fn with_the_shortest_lease_allowed_the_third_leads_once_the_leader_and_the_next_crash() {
+    // Omni-Paxos's election at its 100 ms rounds sends as many messages as a
+    // bully leader heartbeating every 20 ms in five members: at that interval
+    // and a leader timeout of 100 ms, 5 and 4 crashed and 3 claimed again and
+    // again, its lease too short to outlast its own votes, and nobody led.
+    // `validate` now refuses that lease; the shortest it accepts elects 3.
+    for algorithm in ALGORITHMS {
+        for heartbeat in SHORT_LEASE_HEARTBEATS_MS.map(Duration::from_millis) {
+            let config = majority(algorithm).with_heartbeat_interval(heartbeat);
+            let config = config
+                .clone()
+                .with_leader_timeout(shortest_leader_timeout(&config));
+            let context = format!(
+                "{algorithm:?}, heartbeat {heartbeat:?}, leader timeout {:?}",
+                config.leader_timeout()
+            );
+            let mut sim = scenario::settled(&config, 5, 1).unwrap();
+            sim.crash(NodeId(5)).unwrap();
+            sim.crash(NodeId(4)).unwrap();
+            sim.reset_counts();
+            let bound = sim.settle_bound();
+            assert!(
+                sim.run_until_true(bound, |sim| sim.agreed_leader() == Some(NodeId(3))),
+                "{context}: no leader within {bound:?}, {} Coordinators sent",
+                sim.sent()[MessageKind::Coordinator]
+            );
+            assert!(
+                sim.violations().is_empty(),
+                "{context}: {:?}",
+                sim.violations()
+            );
+        }
+    }
+}
+
+#[test]
+fn with_the_shortest_lease_allowed_no_fault_schedule_leaves_a_quorum_leaderless() {
+    // The sweep above at the default timings, here at the edge of `validate`:
+    // each heartbeat interval of [`SHORT_LEASE_HEARTBEATS_MS`] with the
+    // shortest leader timeout accepted for it, a tenth of the sweep's seeds.
+    let seeds = quorum_seeds() / 10;
+    let setups = setups();
+    let mut failures = Vec::new();
+    let mut goldens = Vec::new();
+    for algorithm in ALGORITHMS {
+        let mut tally = Tally::default();
+        let mut golden = GoldenTraces::new(&format!(
+            "quorum-short-lease-{}",
+            format!("{algorithm:?}").to_lowercase()
+        ));
+        for seed in 0..seeds {
+            let (n, quorum, preemption) = setups[(seed % setups.len() as u64) as usize];
+            let mut dice = ChaCha8Rng::seed_from_u64(seed ^ 0x6c65_6173_65);
+            let heartbeat =
+                SHORT_LEASE_HEARTBEATS_MS[dice.random_range(0..SHORT_LEASE_HEARTBEATS_MS.len())];
+            let rho = [0.001, 0.01, 0.1][dice.random_range(0..3)];
+            let config = Config::default()
+                .with_algorithm(algorithm)
+                .with_quorum(quorum)
+                .with_preemption(preemption)
+                .with_clock_drift(rho)
+                .with_heartbeat_interval(Duration::from_millis(heartbeat));
+            let config = config
+                .clone()
+                .with_leader_timeout(shortest_leader_timeout(&config));
+            let mix = FaultMix {
+                clock_steps: false,
+                ..FaultMix::ALL
+            };
+            tally.schedules += 1;
+            if let Err(broken) = check_schedule(seed, n, &config, mix, &mut tally, &mut golden) {
+                failures.push(format!(
+                    "{algorithm:?} seed {seed} n {n} {quorum:?} {preemption:?} rho {rho} \
+                     heartbeat {heartbeat} ms leader timeout {:?}: {broken}",
+                    config.leader_timeout()
+                ));
+            }
+        }
+        assert_eq!(tally.leases_strict, seeds, "no clock steps: every check on");
+        goldens.push(golden);
+    }
+    for failure in &failures {
+        eprintln!("{failure}\n");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} schedules broke a property (listed above)",
+        failures.len(),
+        seeds * ALGORITHMS.len() as u64
+    );
+    for golden in goldens {
+        golden.finish();
+    }
+}
+
 /// Fails the schedule with a message unless `$cond` holds.
 macro_rules! ensure {
     ($cond:expr, $($message:tt)+) => {

@@ -11,7 +11,8 @@
 //! leader timeout keeps the default's ratio, `5 h`, but never below
 //! `h + 2 T_M` (a heartbeat one delay bound late is no suspicion), and is raised in
 //! 1 ms steps until the configuration validates (with a majority, the leader's
-//! lease must outlast a heartbeat interval and a round trip). Everything else is
+//! lease must outlast a round trip plus the longer of a heartbeat interval and a
+//! round trip: about 121 ms at BLE's traffic). Everything else is
 //! `Config::default()`.
 
 use std::collections::BTreeMap;

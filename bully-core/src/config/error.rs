@@ -85,15 +85,17 @@ pub enum ConfigError {
     /// The clock drift bound is not in `[0, 0.1]`.
     #[error("clock drift {0} is outside [0, 0.1]")]
     ClockDrift(f64),
-    /// With a quorum, the leader could not renew its lease before it runs out: the
-    /// lease must exceed the heartbeat interval plus a round trip.
+    /// With a quorum, the leader could not renew its lease before it runs out,
+    /// or a claim's votes would come too late for it to lead: the lease must
+    /// exceed a round trip plus the longer of the heartbeat interval and a
+    /// round trip on a fast clock.
     #[error(
-        "the leader's lease of {lease:?} does not outlast a heartbeat interval plus a round trip, {min:?}"
+        "the leader's lease of {lease:?} does not outlast a round trip plus the longer of a heartbeat interval and a round trip, {min:?}"
     )]
     LeaseTooShort {
         /// The leader's lease, derived from the leader timeout.
         lease: Duration,
-        /// `heartbeat_interval + 2*T_M + P_p`.
+        /// `max(heartbeat_interval, (2*T_M + P_p)(1+ρ)) + 2*T_M + P_p`.
         min: Duration,
     },
 }

@@ -89,7 +89,18 @@ impl Config {
             return Err(ConfigError::ClockDrift(self.clock_drift));
         }
         if self.quorum != Quorum::None {
-            let min = self.heartbeat_interval + timings.round_trip;
+            // Two ways a lease can be too short to hold. The leader must renew
+            // it before it ends: the next heartbeat round's acknowledgements
+            // come a heartbeat interval plus a round trip after the last. And a
+            // claim must outlast its own votes: they come up to a round trip
+            // after it (on the claimant's clock, which may run fast), and the
+            // claimant leads only with a round trip of lease still ahead, so
+            // that the first round's acknowledgements renew it in time; with
+            // less, it asks again and again and never leads.
+            let first_renewal = self
+                .heartbeat_interval
+                .max(timings.covering(timings.round_trip));
+            let min = first_renewal + timings.round_trip;
             if timings.leader_lease <= min {
                 return Err(ConfigError::LeaseTooShort {
                     lease: timings.leader_lease,

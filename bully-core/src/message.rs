@@ -154,9 +154,10 @@ pub enum Message {
         /// election that would replace it anyway (a higher member's, under
         /// `Preemption::Always`).
         leader: Option<NodeId>,
-        /// With a quorum: the replier's own latest probe (within a leader timeout)
-        /// found that it does not reach a quorum, so it will not stand: the
-        /// prober's election does not ask it.
+        /// With a quorum: the replier's own latest probe found that it does not
+        /// reach a quorum (within a leader timeout, or until its next probe if
+        /// it has no leader, unless it heard a member it did not reach), so it
+        /// will not stand: the prober's election does not ask it.
         cut_off: bool,
     },
 }

@@ -269,8 +269,16 @@ impl Node {
                 self.timings
                     .leader_timeout_at_rank(self.members.rank_below(None)),
             );
-            self.timers
-                .set(Timer::LeaderTimeout, Self::after(now, wait));
+            let next_probe = Self::after(now, wait);
+            self.timers.set(Timer::LeaderTimeout, next_probe);
+            // Until that probe it learns nothing new of its links but from a
+            // member it did not hear (`note_heard_from` forgets the verdict
+            // then): it keeps saying that it is cut off, in its probe replies,
+            // and votes for a lower member's claim rather than probe again
+            // against it. Otherwise a lower member connected to a quorum waits
+            // an answer timeout for it, and loses its claim's votes to probes
+            // that fail as this one did.
+            self.connectivity.quiet_until = Some(next_probe);
         }
     }
 

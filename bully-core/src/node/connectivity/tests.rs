@@ -1,6 +1,6 @@
 //! Probes seen from one node: a probe asked for twice (the second request's
 //! purposes join the first's), the order of the Elections that waited for one,
-//! and the start's quick re-probe.
+//! the start's quick re-probe, and how long a failed probe's verdict holds.
 
 use std::time::Duration;
 
@@ -93,5 +93,56 @@ fn the_highest_started_alone_asks_again_every_answer_timeout_for_a_leader_timeou
         probed_at,
         [0, 200, 400, 1_000],
         "probes at its start, an answer timeout after each failed one, then a back-off"
+    );
+}
+
+#[test]
+fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe() {
+    // 3 of 1..=5 (a majority is 3) hears only 1: its probe to stand fails. It
+    // learns nothing new of its links before its next probe, so 1's probe and
+    // claim, which come a leader timeout later but before that probe, are told
+    // that 3 is cut off and get its vote: not a second probe that would fail
+    // as the first did while 1's election waited for 3 and lost its vote.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), (1..=5).map(NodeId), config.clone()).unwrap();
+    let start = Instant::now();
+    node.start_probe(start, true);
+    while node.poll_transmit().is_some() {}
+    let reply = Message::ProbeReply {
+        term: Term(0),
+        leader: None,
+        cut_off: false,
+    };
+    node.handle_message(start + Duration::from_millis(20), NodeId(1), reply);
+    let concluded = node.poll_timeout().unwrap();
+    node.handle_timeout(concluded);
+    assert!(node.connectivity.probe.is_none(), "the probe concluded");
+    let next_probe = node.poll_timeout().unwrap();
+    let asked = concluded + config.leader_timeout() + Duration::from_millis(1);
+    assert!(asked < next_probe, "3 ranks below 4 and 5: it waits longer");
+    node.handle_message(asked, NodeId(1), Message::Probe { term: Term(0) });
+    node.handle_message(asked, NodeId(1), Message::Coordinator { term: Term(1) });
+    let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit())
+        .map(|t| (t.to, t.message))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (
+                NodeId(1),
+                Message::ProbeReply {
+                    term: Term(0),
+                    leader: None,
+                    cut_off: true
+                }
+            ),
+            (
+                NodeId(1),
+                Message::Ack {
+                    term: Term(1),
+                    round: 0
+                }
+            )
+        ]
     );
 }

@@ -224,6 +224,13 @@ impl Node {
         if busy {
             return;
         }
+        if self.gate.vote == Some((token.term, token.leader))
+            && self.connectivity_probed_against() != Some(token)
+        {
+            self.note_voted_for(now, token);
+            self.accept(now, token);
+            return;
+        }
         if self.may_probe(now) || self.note_probed_against(token) {
             self.stand(now);
         } else {

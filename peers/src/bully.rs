@@ -93,14 +93,26 @@ impl Peer for BullyPeer {
     }
 
     fn kind(msg: &Message) -> &'static str {
-        match msg {
-            // Round 0 is a member's vote for a Coordinator: election traffic.
-            Message::Ack { round: 0, .. } => "Vote",
-            m => m.kind().name(),
-        }
+        message_kind(msg)
     }
 
     fn is_steady(kind: &'static str) -> bool {
-        matches!(kind, "Heartbeat" | "Ack")
+        is_steady_kind(kind)
     }
+}
+
+/// A bully-core message's kind as the tables count it (every bully-core peer
+/// counts alike).
+pub fn message_kind(msg: &Message) -> &'static str {
+    match msg {
+        // Round 0 is a member's vote for a Coordinator: election traffic.
+        Message::Ack { round: 0, .. } => "Vote",
+        m => m.kind().name(),
+    }
+}
+
+/// Whether a kind of [`message_kind`] is steady-state traffic (a leader's
+/// heartbeats and their acknowledgements), not election traffic.
+pub fn is_steady_kind(kind: &'static str) -> bool {
+    matches!(kind, "Heartbeat" | "Ack")
 }

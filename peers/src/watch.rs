@@ -142,13 +142,10 @@ impl Peer for Watched {
     }
 
     fn kind(msg: &Stamped) -> &'static str {
-        match msg.message {
-            Message::Ack { round: 0, .. } => "Vote",
-            ref m => m.kind().name(),
-        }
+        crate::bully::message_kind(&msg.message)
     }
 
     fn is_steady(kind: &'static str) -> bool {
-        matches!(kind, "Heartbeat" | "Ack")
+        crate::bully::is_steady_kind(kind)
     }
 }

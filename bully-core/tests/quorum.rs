@@ -347,7 +347,7 @@ fn with_the_shortest_lease_allowed_no_fault_schedule_leaves_a_quorum_leaderless(
         ));
         for seed in 0..seeds {
             let (n, quorum, preemption) = setups[(seed % setups.len() as u64) as usize];
-            let mut dice = ChaCha8Rng::seed_from_u64(seed ^ 0x6c65_6173_65);
+            let mut dice = ChaCha8Rng::seed_from_u64(seed ^ 0x006c_6561_7365);
             let heartbeat =
                 SHORT_LEASE_HEARTBEATS_MS[dice.random_range(0..SHORT_LEASE_HEARTBEATS_MS.len())];
             let rho = [0.001, 0.01, 0.1][dice.random_range(0..3)];

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bully_core::sim::partial::{PartialRun, Placement, Scenario};
-use bully_core::{Algorithm, Config, Quorum};
+use bully_core::{Algorithm, Config, NodeId, Quorum};
 
 fn seeds() -> u64 {
     std::env::var("BULLY_PARTIAL_SEEDS")
@@ -123,4 +123,44 @@ fn a_member_cut_off_from_the_leader_alone_does_not_disturb_it() {
     assert_eq!(report.term_growth, 0, "{report:?}");
     assert_eq!(report.time_to_stable, Some(Duration::ZERO), "{report:?}");
     assert!(report.availability > 0.999, "{report:?}");
+}
+
+#[test]
+fn a_member_that_voted_for_the_hub_takes_over_once_the_partition_heals() {
+    // 5 has crashed; 2, 3 and 4 reach only 1, the hub, which leads with their
+    // votes (each found by its own probe that it was cut off). 4, the highest
+    // live member, follows the leadership it voted for from its first
+    // heartbeat, but asks again about taking over a leader timeout later:
+    // once the links heal it leads, as L1 says, within the settle bound.
+    let n = NodeId;
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        for (timing, config) in timings(algorithm) {
+            let what = format!(
+                "{algorithm:?} {timing}, staggered detection {}",
+                config.stagger_detection()
+            );
+            let mut sim = bully_core::sim::scenario::settled(&config, 5, 7).unwrap();
+            sim.crash(n(5)).unwrap();
+            for (a, b) in [(2, 3), (2, 4), (3, 4)] {
+                sim.cut_both(n(a), n(b)).unwrap();
+            }
+            let bound = sim.settle_bound();
+            assert!(
+                sim.run_until_true(bound * 2, |sim| sim.agreed_leader() == Some(n(1))),
+                "{what}: the hub leads, {:?}",
+                sim.leaders()
+            );
+            sim.heal();
+            assert!(
+                sim.run_until_true(bound, |sim| sim.agreed_leader() == Some(n(4))),
+                "{what}: 4 takes over after the heal, {:?}",
+                sim.leaders()
+            );
+            assert!(
+                sim.violations().is_empty(),
+                "{what}: {:?}",
+                sim.violations()
+            );
+        }
+    }
 }

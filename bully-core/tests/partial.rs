@@ -4,10 +4,13 @@
 //! full figures).
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::Duration;
 
 use bully_core::sim::partial::{PartialRun, Placement, Scenario};
 use bully_core::{Algorithm, Config, NodeId, Quorum};
+use support::{ALGORITHMS, shortest_leader_timeout};
 
 fn seeds() -> u64 {
     std::env::var("BULLY_PARTIAL_SEEDS")
@@ -22,22 +25,6 @@ fn placements(scenario: Scenario) -> &'static [Placement] {
     } else {
         &[Placement::Highest]
     }
-}
-
-/// The shortest leader timeout `Config::validate` accepts with `config`'s
-/// other settings, to a tenth of a millisecond.
-fn shortest_leader_timeout(config: &Config) -> Duration {
-    let step = Duration::from_micros(100);
-    let mut leader_timeout = config.heartbeat_interval() + config.max_message_delay() + step;
-    while config
-        .clone()
-        .with_leader_timeout(leader_timeout)
-        .validate()
-        .is_err()
-    {
-        leader_timeout += step;
-    }
-    leader_timeout
 }
 
 /// The timings the partitions run under, each with the staggered detection on
@@ -66,7 +53,7 @@ fn timings(algorithm: Algorithm) -> Vec<(&'static str, Config)> {
 
 #[test]
 fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial_partition() {
-    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+    for algorithm in ALGORITHMS {
         for (timing, config) in timings(algorithm) {
             for scenario in Scenario::ALL {
                 for &placement in placements(scenario) {
@@ -133,7 +120,7 @@ fn a_member_that_voted_for_the_hub_takes_over_once_the_partition_heals() {
     // heartbeat, but asks again about taking over a leader timeout later:
     // once the links heal it leads, as L1 says, within the settle bound.
     let n = NodeId;
-    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+    for algorithm in ALGORITHMS {
         for (timing, config) in timings(algorithm) {
             let what = format!(
                 "{algorithm:?} {timing}, staggered detection {}",

@@ -24,8 +24,8 @@ use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, MessageKind, NodeId, Preemption, Quorum, Role};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use support::ALGORITHMS;
 use support::golden::GoldenTraces;
+use support::{ALGORITHMS, shortest_leader_timeout};
 
 fn quorum_seeds() -> u64 {
     std::env::var("BULLY_QUORUM_SEEDS")
@@ -270,23 +270,6 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
     for golden in goldens {
         golden.finish();
     }
-}
-
-/// The shortest leader timeout [`Config::validate`] accepts with `config`'s
-/// other settings, to a tenth of a millisecond: the edge of what the checks
-/// promise works.
-fn shortest_leader_timeout(config: &Config) -> Duration {
-    let step = Duration::from_micros(100);
-    let mut leader_timeout = config.heartbeat_interval() + config.max_message_delay() + step;
-    while config
-        .clone()
-        .with_leader_timeout(leader_timeout)
-        .validate()
-        .is_err()
-    {
-        leader_timeout += step;
-    }
-    leader_timeout
 }
 
 /// The heartbeat intervals the short-lease checks cover: shorter than a round

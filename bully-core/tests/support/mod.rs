@@ -9,6 +9,23 @@ pub(crate) mod golden;
 
 use bully_core::{Algorithm, Config, Quorum};
 
+/// The shortest leader timeout [`Config::validate`] accepts with `config`'s
+/// other settings, to a tenth of a millisecond: the edge of what the checks
+/// promise works.
+pub(crate) fn shortest_leader_timeout(config: &Config) -> Duration {
+    let step = Duration::from_micros(100);
+    let mut leader_timeout = config.heartbeat_interval() + config.max_message_delay() + step;
+    while config
+        .clone()
+        .with_leader_timeout(leader_timeout)
+        .validate()
+        .is_err()
+    {
+        leader_timeout += step;
+    }
+    leader_timeout
+}
+
 /// The three algorithms, in the order the tests report them.
 pub(crate) const ALGORITHMS: [Algorithm; 3] =
     [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];

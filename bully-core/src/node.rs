@@ -7,6 +7,7 @@ mod connectivity;
 mod durable;
 mod election;
 mod eligibility;
+mod heartbeat_loss;
 mod leadership;
 mod membership;
 mod modified;
@@ -122,11 +123,14 @@ pub struct Node {
     gate: quorum::QuorumGate,
     /// The number of the last heartbeat round sent in the current leadership.
     round: u64,
-    /// The leader timeout last armed and the rank it was computed for, so that
-    /// re-arming the detector on every heartbeat costs a comparison rather than
-    /// `Timings::leader_timeout_at_rank`'s `Duration` multiply: 36 instructions,
-    /// 8 % of a follower's heartbeat (the `instructions/` crate's `heartbeat`).
-    leader_timeout_memo: Option<(usize, Duration)>,
+    /// The leader timeout last armed and the rank and missed heartbeats it was
+    /// computed for, so that re-arming the detector on every heartbeat costs a
+    /// comparison rather than `Timings::leader_timeout_after_loss`'s `Duration`
+    /// arithmetic: 36 instructions, 8 % of a follower's heartbeat (the
+    /// `instructions/` crate's `heartbeat`).
+    leader_timeout_memo: Option<(usize, u32, Duration)>,
+    /// The followed leader's recent heartbeat rounds that went missing.
+    heartbeat_loss: heartbeat_loss::HeartbeatLoss,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
     /// Restored from the initial durable state (`Node::restore`) and not yet
@@ -164,13 +168,15 @@ impl Node {
             round,
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
+            heartbeat_loss,
             connectivity,
             persisted_nothing,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, gate, round, connectivity, persisted_nothing),
+            (modified, ring, gate, round, heartbeat_loss),
+            (connectivity, persisted_nothing),
         )
     }
 }
@@ -240,6 +246,7 @@ impl Node {
             gate: quorum::QuorumGate::default(),
             round: 0,
             leader_timeout_memo: None,
+            heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
             connectivity: connectivity::Connectivity::default(),
             persisted_nothing: false,
         }
@@ -448,11 +455,11 @@ impl Node {
                     self.on_claim(now, from, term);
                 } else {
                     self.object_to_announcement(from, term);
-                    self.on_leadership(now, from, term);
+                    self.on_leadership(now, from, term, 0);
                 }
             }
             Message::Heartbeat { term, round } => {
-                self.on_leadership(now, from, term);
+                self.on_leadership(now, from, term, round);
                 if self.quorum().is_some() {
                     self.acknowledge_heartbeat(now, from, term, round);
                 }

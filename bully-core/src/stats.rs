@@ -170,6 +170,10 @@ pub struct Stats {
     pub leaders_seen: u64,
     /// Times this node became leader.
     pub times_leader: u64,
+    /// Times its leader timeout fired while it followed a leader: suspicions,
+    /// right (the leader had crashed or was cut off) or wrong (its heartbeats
+    /// were lost or late; see `Config::with_loss_adaptive_detection`).
+    pub leaders_suspected: u64,
     /// Peer input refused, by reason.
     pub dropped: DropCounts,
 }

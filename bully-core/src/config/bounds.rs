@@ -10,7 +10,9 @@ use crate::config::{Algorithm, Config, Preemption, Quorum, Timings};
 impl Config {
     /// The worst-case time from the leader's crash to every live member knowing the
     /// new leader, for a cluster of `members` in which the leader is the only
-    /// member to fail and the network keeps to the timing model.
+    /// member to fail and the network keeps to the timing model (which loses
+    /// nothing: on a lossy link the loss-adaptive detector,
+    /// [`Config::with_loss_adaptive_detection`], waits longer).
     ///
     /// The last heartbeat may still be in flight (T_M); the highest survivor then
     /// suspects after its leader timeout; it may wait out `answer_timeout` for

@@ -25,6 +25,8 @@ pub(crate) struct Timings {
     quorum: bool,
     /// Whether the leader timeout grows with the rank.
     stagger_detection: bool,
+    /// Whether the leader timeout grows with the heartbeats a follower missed.
+    pub(crate) adapt_to_loss: bool,
     /// How often the leader sends heartbeats.
     pub(crate) heartbeat_interval: Duration,
     /// The highest follower's leader timeout.
@@ -94,6 +96,7 @@ impl Timings {
             drift,
             quorum: config.quorum != Quorum::None,
             stagger_detection: config.stagger_detection,
+            adapt_to_loss: config.loss_adaptive_detection,
             heartbeat_interval: config.heartbeat_interval,
             leader_timeout: config.leader_timeout,
             max_message_delay: t_m,

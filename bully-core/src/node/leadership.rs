@@ -12,14 +12,18 @@ use crate::stats::DropReason;
 use crate::timer::Timer;
 
 impl Node {
-    /// `Coordinator` or `Heartbeat` from `from` claiming leadership in `term`.
-    pub(super) fn on_leadership(&mut self, now: Instant, from: NodeId, term: Term) {
+    /// `Coordinator` or `Heartbeat` from `from` claiming leadership in `term`;
+    /// `round` is the heartbeat's round, 0 for a Coordinator.
+    pub(super) fn on_leadership(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
         if self.on_objection(now, from, term) {
             return;
         }
         let token = FencingToken { term, leader: from };
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
+            if round != 0 {
+                self.note_heartbeat_round(round);
+            }
             self.arm_leader_timeout(now);
             self.note_leader_heard(now);
             if self.quorum().is_some() && self.would_preempt(from) && self.may_probe(now) {
@@ -268,6 +272,7 @@ impl Node {
             term: token.term,
         });
         self.highest = Some(token);
+        self.heartbeat_loss.new_leadership();
         self.phase = Phase::Idle;
         self.abstaining = false;
         self.pending_election = None;
@@ -440,15 +445,36 @@ impl Node {
             .set(Timer::Heartbeat, Self::after(now, interval));
     }
 
+    /// Counts heartbeat round `round` of the followed leadership in the window
+    /// the loss-adaptive detector reads.
+    fn note_heartbeat_round(&mut self, round: u64) {
+        if self.heartbeat_loss.heard_in_order(round) {
+            return;
+        }
+        // How many rounds in a row the timeout armed now lets go missing.
+        let timeout = self
+            .leader_timeout_memo
+            .map_or(self.timings.leader_timeout, |(_, _, timeout)| timeout);
+        let interval = self.timings.heartbeat_interval.as_nanos().max(1);
+        let longest_loss = u64::try_from(timeout.as_nanos() / interval).unwrap_or(u64::MAX);
+        self.heartbeat_loss.heard_out_of_order(round, longest_loss);
+    }
+
     /// (Re)arms the failure detector: suspect the leader after this node's
-    /// staggered leader timeout.
+    /// staggered leader timeout, lengthened by the heartbeats it missed
+    /// lately (`Config::with_loss_adaptive_detection`).
     pub(super) fn arm_leader_timeout(&mut self, now: Instant) {
         let rank = self.members.rank_below(self.leader.map(|leader| leader.id));
+        let missed = self.heartbeat_loss.missed();
         let timeout = match self.leader_timeout_memo {
-            Some((memo_rank, timeout)) if memo_rank == rank => timeout,
+            Some((memo_rank, memo_missed, timeout))
+                if memo_rank == rank && memo_missed == missed =>
+            {
+                timeout
+            }
             _ => {
-                let timeout = self.timings.leader_timeout_at_rank(rank);
-                self.leader_timeout_memo = Some((rank, timeout));
+                let timeout = self.timings.leader_timeout_after_loss(rank, missed);
+                self.leader_timeout_memo = Some((rank, missed, timeout));
                 timeout
             }
         };
@@ -465,6 +491,7 @@ impl Node {
         }
         if let Some(leader) = self.leader {
             self.members.suspect(leader.id);
+            self.stats.leaders_suspected += 1;
         }
         if self.quorum().is_some() {
             // Its heartbeats stopped, whatever the probe will say.

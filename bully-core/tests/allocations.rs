@@ -6,6 +6,8 @@
 //! A counting global allocator (`stats_alloc`) wraps the system one; the test
 //! asserts counts, not timings.
 
+mod main_thread;
+
 use std::alloc::System;
 use std::time::{Duration, Instant};
 
@@ -27,23 +29,20 @@ fn drain(node: &mut Node) -> (Vec<Transmit>, Vec<Event>) {
     (transmits, events)
 }
 
-/// The counting allocator is process-wide, so this binary has no test harness
-/// (`harness = false` in Cargo.toml): libtest's main thread allocates while a
-/// test runs on its own thread. Here each case runs in turn on the only thread.
+/// The counting allocator is process-wide, so this binary has no libtest
+/// harness (`harness = false` in Cargo.toml): each case runs on the main
+/// thread with no other thread alive (tests/main_thread).
 fn main() {
-    for (name, case) in [
+    main_thread::run(&[
         (
             "heartbeats_in_and_out_allocate_nothing_once_warm",
-            heartbeats_in_and_out_allocate_nothing_once_warm as fn(),
+            heartbeats_in_and_out_allocate_nothing_once_warm,
         ),
         (
             "an_elections_messages_allocate_nothing_once_warm",
             an_elections_messages_allocate_nothing_once_warm,
         ),
-    ] {
-        case();
-        println!("test {name} ... ok");
-    }
+    ]);
 }
 
 fn heartbeats_in_and_out_allocate_nothing_once_warm() {

@@ -5,6 +5,8 @@
 //! assert counts, not timings. Frames are built by hand from the documented layout,
 //! with the tag computed here, so they reach the body decoder.
 
+mod main_thread;
+
 use std::alloc::System;
 
 use bully_core::wire::{
@@ -130,15 +132,14 @@ fn a_key_holder_cannot_make_a_receiver_reserve_more_than_its_frame_holds() {
     );
 }
 
-/// The allocator's counters are process-wide, so this binary has no test harness
-/// (`harness = false` in Cargo.toml): libtest's main thread allocates while a
-/// test runs on its own thread, and a CI run once caught 4 of its allocations
-/// inside the heartbeat region. Here each case runs in turn on the only thread.
+/// The counting allocator is process-wide, so this binary has no libtest
+/// harness (`harness = false` in Cargo.toml): each case runs on the main
+/// thread with no other thread alive (tests/main_thread).
 fn main() {
-    for (name, case) in [
+    main_thread::run(&[
         (
             "a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one",
-            a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one as fn(),
+            a_hand_built_frame_decodes_so_the_documented_layout_is_the_real_one,
         ),
         (
             "heartbeats_encoded_and_decoded_allocate_nothing_once_warm",
@@ -152,8 +153,5 @@ fn main() {
             "a_key_holder_cannot_make_a_receiver_reserve_more_than_its_frame_holds",
             a_key_holder_cannot_make_a_receiver_reserve_more_than_its_frame_holds,
         ),
-    ] {
-        case();
-        println!("test {name} ... ok");
-    }
+    ]);
 }

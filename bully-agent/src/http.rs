@@ -97,6 +97,7 @@ async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
     counter!("bully_elections_total").absolute(node.elections_started);
     counter!("bully_leader_changes_total").absolute(node.leaders_seen);
     counter!("bully_times_leader_total").absolute(node.times_leader);
+    counter!("bully_leaders_suspected_total").absolute(node.leaders_suspected);
     counter!("bully_messages_sent_total").absolute(node.sent.total());
     counter!("bully_messages_received_total").absolute(node.received.total());
     for (reason, count) in node.dropped.iter() {
@@ -179,6 +180,10 @@ fn describe() {
         "Leaderships accepted, its own included"
     );
     describe_counter!("bully_times_leader_total", "Times this node became leader");
+    describe_counter!(
+        "bully_leaders_suspected_total",
+        "Times this node's leader timeout fired while it followed a leader"
+    );
     describe_counter!("bully_messages_sent_total", "Protocol messages sent");
     describe_counter!(
         "bully_messages_received_total",

@@ -70,6 +70,7 @@ fn a_lone_agent_leads_reports_itself_and_leaves_on_sigterm() {
     for expected in [
         "# TYPE bully_elections_total counter",
         "bully_times_leader_total 1",
+        "# TYPE bully_leaders_suspected_total counter",
         "bully_is_leader 1",
         "bully_child_running 1",
         "bully_child_starts_total 1",

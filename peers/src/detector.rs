@@ -78,9 +78,40 @@ impl Condition {
     }
 }
 
-/// bully-core's default configuration with this leader timeout.
+/// bully-core's default configuration with this leader timeout (the
+/// loss-adaptive detector on, as by default).
 pub fn config(timeout: Duration) -> Config {
     Config::default().with_leader_timeout(timeout)
+}
+
+/// One way bully-core is run: a leader timeout, with its loss-adaptive
+/// detector on (the default) or off (a fixed timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The highest follower's leader timeout.
+    pub timeout: Duration,
+    /// Whether the timeout grows with the heartbeats a follower missed.
+    pub adaptive: bool,
+}
+
+impl Setting {
+    /// The configuration it runs.
+    pub fn config(self) -> Config {
+        config(self.timeout).with_loss_adaptive_detection(self.adaptive)
+    }
+
+    /// How the tables name it.
+    pub fn label(self) -> String {
+        format!(
+            "{} ms, {}",
+            self.timeout.as_millis(),
+            if self.adaptive {
+                "loss-adaptive"
+            } else {
+                "fixed"
+            }
+        )
+    }
 }
 
 /// A watched bully-core cluster of `n` members under `condition`, none started.
@@ -263,9 +294,8 @@ pub struct Options {
     pub seeds: u64,
     /// Crash runs per size, condition and leader timeout.
     pub crash_seeds: u64,
-    /// bully-core leader timeouts run as they are; the first one's traces are
-    /// replayed.
-    pub timeouts: Vec<Duration>,
+    /// bully-core settings run; the first one's traces are replayed.
+    pub settings: Vec<Setting>,
 }
 
 impl Options {
@@ -276,7 +306,20 @@ impl Options {
             hours: 40.0,
             seeds: 20,
             crash_seeds: 200,
-            timeouts: [500, 900, 1100].map(Duration::from_millis).to_vec(),
+            settings: vec![
+                Setting {
+                    timeout: Duration::from_millis(500),
+                    adaptive: true,
+                },
+                Setting {
+                    timeout: Duration::from_millis(500),
+                    adaptive: false,
+                },
+                Setting {
+                    timeout: Duration::from_millis(1100),
+                    adaptive: false,
+                },
+            ],
         }
     }
 
@@ -287,7 +330,10 @@ impl Options {
             hours: 1.0,
             seeds: 2,
             crash_seeds: 20,
-            timeouts: vec![Duration::from_millis(500)],
+            settings: vec![Setting {
+                timeout: Duration::from_millis(500),
+                adaptive: true,
+            }],
         }
     }
 }
@@ -373,7 +419,7 @@ fn replay_run(run: &SteadyRun, detectors: &[Detector], tallies: &mut [Tally], se
 /// Everything measured for one size.
 struct Measured {
     n: u64,
-    live: Vec<(Duration, Vec<Live>)>,
+    live: Vec<(Setting, Vec<Live>)>,
     tallies: Vec<Vec<Tally>>,
 }
 
@@ -381,8 +427,8 @@ fn measure(n: u64, o: &Options, detectors: &[Detector]) -> Measured {
     let per_run = Duration::from_secs_f64(o.hours * 3600.0 / o.seeds.max(1) as f64);
     let mut tallies = vec![vec![Tally::default(); detectors.len()]; Condition::ALL.len()];
     let mut live = Vec::new();
-    for (ti, &timeout) in o.timeouts.iter().enumerate() {
-        let cfg = config(timeout);
+    for (ti, &setting) in o.settings.iter().enumerate() {
+        let cfg = setting.config();
         let mut by_condition = Vec::new();
         for (ci, &condition) in Condition::ALL.iter().enumerate() {
             let mut l = Live {
@@ -410,7 +456,7 @@ fn measure(n: u64, o: &Options, detectors: &[Detector]) -> Measured {
                 .collect();
             by_condition.push(l);
         }
-        live.push((timeout, by_condition));
+        live.push((setting, by_condition));
     }
     Measured { n, live, tallies }
 }
@@ -431,7 +477,7 @@ fn live_table(m: &Measured) -> String {
         "first suspicion after the crash, median (ms)",
         "election after it, median (ms)",
     ]);
-    for (timeout, by_condition) in &m.live {
+    for (setting, by_condition) in &m.live {
         for (condition, l) in Condition::ALL.iter().zip(by_condition) {
             let total: u64 = l.suspicions.iter().sum();
             // Follower `n - 1 - r` has rank r (the leader, n, has none).
@@ -454,7 +500,7 @@ fn live_table(m: &Measured) -> String {
             let el: Vec<Duration> = l.crashes.iter().filter_map(|c| c.election).collect();
             let failed = l.crashes.len() - fo.len();
             t.row(vec![
-                format!("{} ms", timeout.as_millis()),
+                setting.label(),
                 condition.label().into(),
                 format!(
                     "{:.1}{}",
@@ -568,22 +614,22 @@ fn goal(m: &Measured, detectors: &[Detector]) -> String {
         .position(|&c| c == Condition::Loss)
         .expect("a condition");
     let mut s = String::new();
-    if let Some((timeout, by_condition)) = m.live.first() {
+    if let Some((setting, by_condition)) = m.live.first() {
         let l = &by_condition[loss];
         let total: u64 = l.suspicions.iter().sum();
         let r = total as f64 / l.hours.max(f64::MIN_POSITIVE);
         s.push_str(&format!(
-            "At N = {}, bully-core with the default timings (leader timeout {} ms at rank 0, \
+            "At N = {}, bully-core with the default timings (leader timeout {} at rank 0, \
              staggered by rank) under 30 % loss: **{} false suspicions per hour per cluster** \
              over {:.1} simulated hours; the goal (below 1 per hour) is **{}**.",
             m.n,
-            timeout.as_millis(),
+            setting.label(),
             rate(total, l.hours),
             l.hours,
             if r < 1.0 { "met" } else { "not met" }
         ));
     }
-    for (timeout, by_condition) in &m.live {
+    for (setting, by_condition) in &m.live {
         let parts: Vec<String> = Condition::ALL
             .iter()
             .zip(by_condition)
@@ -600,8 +646,8 @@ fn goal(m: &Measured, detectors: &[Detector]) -> String {
             })
             .collect();
         s.push_str(&format!(
-            "\n- bully-core as it runs, leader timeout {} ms: {}.",
-            timeout.as_millis(),
+            "\n- bully-core as it runs, leader timeout {}: {}.",
+            setting.label(),
             parts.join("; ")
         ));
     }
@@ -656,9 +702,9 @@ pub fn table(o: &Options) -> String {
         doc.push_str(&format!(
             "##### N = {n}: bully-core as it runs\n\n{}\n\
              ##### N = {n}: detectors replayed on the followers' heartbeat arrivals \
-             (leader timeout {} ms runs)\n\n{}\n{}\n",
+             (leader timeout {} runs)\n\n{}\n{}\n",
             live_table(&m),
-            o.timeouts.first().map_or(0, |t| t.as_millis()),
+            o.settings.first().map_or_else(String::new, |s| s.label()),
             replay_tables(&m, &detectors),
             goal(&m, &detectors)
         ));

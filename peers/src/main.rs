@@ -122,10 +122,15 @@ enum Command {
         /// Leader crashes per size, condition and leader timeout.
         #[arg(long, default_value_t = 200)]
         crash_seeds: u64,
-        /// bully-core leader timeouts (ms) run as they are; the first one's
-        /// heartbeat arrivals are replayed through the other detectors.
-        #[arg(long, value_delimiter = ',', default_value = "500,900,1100")]
+        /// bully-core leader timeouts (ms) run as they are, the loss-adaptive
+        /// detector on; the first one's heartbeat arrivals are replayed through
+        /// the other detectors.
+        #[arg(long, value_delimiter = ',', default_value = "500")]
         timeouts: Vec<u64>,
+        /// bully-core leader timeouts (ms) run with the loss-adaptive detector
+        /// off (fixed timeouts).
+        #[arg(long, value_delimiter = ',', default_value = "500,1100")]
+        fixed: Vec<u64>,
         /// One simulated hour per condition, N = 5, 500 ms only (overrides the rest).
         #[arg(long)]
         quick: bool,
@@ -257,6 +262,7 @@ fn main() {
             seeds,
             crash_seeds,
             timeouts,
+            fixed,
             quick,
         } => {
             let options = if quick {
@@ -267,9 +273,14 @@ fn main() {
                     hours,
                     seeds,
                     crash_seeds,
-                    timeouts: timeouts
+                    settings: timeouts
                         .into_iter()
-                        .map(std::time::Duration::from_millis)
+                        .map(|ms| (ms, true))
+                        .chain(fixed.into_iter().map(|ms| (ms, false)))
+                        .map(|(ms, adaptive)| detector::Setting {
+                            timeout: std::time::Duration::from_millis(ms),
+                            adaptive,
+                        })
                         .collect(),
                 }
             };

@@ -255,25 +255,6 @@ impl Node {
         self.connectivity.taking_over = false;
     }
 
-    /// It voted for the lower leadership `token`'s claim, which it does under
-    /// `Preemption::Always` only once it knew itself cut off from a quorum: it
-    /// follows that leadership at once, as if it had probed about it, and asks
-    /// again about taking over a leader timeout later, as after a failed probe.
-    /// A probe on the leadership's first heartbeat instead would hold back its
-    /// acknowledgements for an answer timeout, and a lease dated from the claim
-    /// and as short as two round trips could lapse before any round renewed it.
-    pub(super) fn note_voted_for(&mut self, now: Instant, token: FencingToken) {
-        self.connectivity.probed_against = Some(token);
-        let next = Self::after(now, self.config.leader_timeout());
-        let quiet = self.connectivity.quiet_until.get_or_insert(next);
-        *quiet = (*quiet).max(next);
-    }
-
-    /// The lower leadership it last probed about taking over, if any.
-    pub(super) fn connectivity_probed_against(&self) -> Option<FencingToken> {
-        self.connectivity.probed_against
-    }
-
     /// Records that it probes about the lower leadership `token`; whether that
     /// is news (it had not probed about it since its last leader).
     pub(super) fn note_probed_against(&mut self, token: FencingToken) -> bool {

@@ -228,10 +228,15 @@ impl Node {
         if busy {
             return;
         }
-        if self.gate.vote == Some((token.term, token.leader))
-            && self.connectivity_probed_against() != Some(token)
-        {
-            self.note_voted_for(now, token);
+        if self.gate.vote == Some((token.term, token.leader)) && self.note_probed_against(token) {
+            // It voted for this lower leadership's claim, which under
+            // `Preemption::Always` it does only while it knows itself cut off
+            // from a quorum: it follows it at once, as if it had probed about
+            // it, and asks about taking over from the next heartbeat on, while
+            // it acknowledges (the steady state above). A probe on this first
+            // heartbeat instead would hold back its acknowledgement for an
+            // answer timeout, and a lease dated from the claim and as short as
+            // two round trips could lapse before any round renewed it.
             self.accept(now, token);
             return;
         }

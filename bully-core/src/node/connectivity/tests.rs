@@ -146,3 +146,78 @@ fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe()
         ]
     );
 }
+
+#[test]
+fn a_member_that_voted_for_a_lower_claim_follows_it_from_its_first_heartbeat() {
+    // 3 of 1..=5 hears only 1; its probe to stand fails, and it votes for 1's
+    // claim while it still knows it is cut off. 1's first heartbeat comes at
+    // the very instant 3 would probe again: the finding has run out, but 3
+    // voted for this leadership, so it follows it and acknowledges the
+    // heartbeat rather than probing first (which would hold the
+    // acknowledgement back for an answer timeout). From the next heartbeat it
+    // asks whether it may take over, acknowledging all the while.
+    let config = Config::default().with_quorum(Quorum::Majority);
+    let mut node = Node::new(NodeId(3), (1..=5).map(NodeId), config.clone()).unwrap();
+    let start = Instant::now();
+    node.start_probe(start, true);
+    while node.poll_transmit().is_some() {}
+    let reply = Message::ProbeReply {
+        term: Term(0),
+        leader: None,
+        cut_off: false,
+    };
+    node.handle_message(start + Duration::from_millis(20), NodeId(1), reply);
+    let concluded = node.poll_timeout().unwrap();
+    node.handle_timeout(concluded);
+    let next_probe = node.poll_timeout().unwrap();
+    node.handle_message(concluded, NodeId(1), Message::Coordinator { term: Term(1) });
+    let vote: Vec<_> = std::iter::from_fn(|| node.poll_transmit())
+        .map(|t| t.message)
+        .collect();
+    assert_eq!(
+        vote,
+        [Message::Ack {
+            term: Term(1),
+            round: 0
+        }]
+    );
+
+    let heartbeat = |node: &mut Node, at: Instant, round: u64| {
+        node.handle_message(
+            at,
+            NodeId(1),
+            Message::Heartbeat {
+                term: Term(1),
+                round,
+            },
+        );
+        std::iter::from_fn(|| node.poll_transmit())
+            .map(|t| t.message)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        heartbeat(&mut node, next_probe, 1),
+        [Message::Ack {
+            term: Term(1),
+            round: 1
+        }],
+        "3 follows the leadership it voted for"
+    );
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(1)));
+    let sent = heartbeat(&mut node, next_probe + config.heartbeat_interval(), 2);
+    assert_eq!(
+        sent.iter()
+            .filter(|m| matches!(m, Message::Probe { .. }))
+            .count(),
+        4,
+        "it asks every other member whether it may take over: {sent:?}"
+    );
+    assert!(
+        sent.contains(&Message::Ack {
+            term: Term(1),
+            round: 2
+        }),
+        "{sent:?}"
+    );
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(1)));
+}

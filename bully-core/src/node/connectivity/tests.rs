@@ -96,13 +96,10 @@ fn the_highest_started_alone_asks_again_every_answer_timeout_for_a_leader_timeou
     );
 }
 
-#[test]
-fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe() {
-    // 3 of 1..=5 (a majority is 3) hears only 1: its probe to stand fails. It
-    // learns nothing new of its links before its next probe, so 1's probe and
-    // claim, which come a leader timeout later but before that probe, are told
-    // that 3 is cut off and get its vote: not a second probe that would fail
-    // as the first did while 1's election waited for 3 and lost its vote.
+/// 3 of 1..=5 (a majority is 3) probes to stand and hears only 1: the probe
+/// fails. Returns the node, its configuration, when the probe concluded and
+/// when 3 will probe again.
+fn cut_off_3_of_5() -> (Node, Config, Instant, Instant) {
     let config = Config::default().with_quorum(Quorum::Majority);
     let mut node = Node::new(NodeId(3), (1..=5).map(NodeId), config.clone()).unwrap();
     let start = Instant::now();
@@ -118,6 +115,17 @@ fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe()
     node.handle_timeout(concluded);
     assert!(node.connectivity.probe.is_none(), "the probe concluded");
     let next_probe = node.poll_timeout().unwrap();
+    (node, config, concluded, next_probe)
+}
+
+#[test]
+fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe() {
+    // 3 of 1..=5 (a majority is 3) hears only 1: its probe to stand fails. It
+    // learns nothing new of its links before its next probe, so 1's probe and
+    // claim, which come a leader timeout later but before that probe, are told
+    // that 3 is cut off and get its vote: not a second probe that would fail
+    // as the first did while 1's election waited for 3 and lost its vote.
+    let (mut node, config, concluded, next_probe) = cut_off_3_of_5();
     let asked = concluded + config.leader_timeout() + Duration::from_millis(1);
     assert!(asked < next_probe, "3 ranks below 4 and 5: it waits longer");
     node.handle_message(asked, NodeId(1), Message::Probe { term: Term(0) });
@@ -156,20 +164,7 @@ fn a_member_that_voted_for_a_lower_claim_follows_it_from_its_first_heartbeat() {
     // heartbeat rather than probing first (which would hold the
     // acknowledgement back for an answer timeout). From the next heartbeat it
     // asks whether it may take over, acknowledging all the while.
-    let config = Config::default().with_quorum(Quorum::Majority);
-    let mut node = Node::new(NodeId(3), (1..=5).map(NodeId), config.clone()).unwrap();
-    let start = Instant::now();
-    node.start_probe(start, true);
-    while node.poll_transmit().is_some() {}
-    let reply = Message::ProbeReply {
-        term: Term(0),
-        leader: None,
-        cut_off: false,
-    };
-    node.handle_message(start + Duration::from_millis(20), NodeId(1), reply);
-    let concluded = node.poll_timeout().unwrap();
-    node.handle_timeout(concluded);
-    let next_probe = node.poll_timeout().unwrap();
+    let (mut node, config, concluded, next_probe) = cut_off_3_of_5();
     node.handle_message(concluded, NodeId(1), Message::Coordinator { term: Term(1) });
     let vote: Vec<_> = std::iter::from_fn(|| node.poll_transmit())
         .map(|t| t.message)

@@ -183,9 +183,11 @@ impl Config {
     /// make a false suspicion rarer than once per thirty hours at the loss
     /// measured: at 30 % loss and the defaults twelve, 1.22 s, instead of 500 ms.
     /// The configured timeout is the floor: with no heartbeat missed in the last
-    /// 64 rounds, or light loss it already covers, nothing changes, so the
-    /// failover bounds ([`Config::failover_bound`]) hold on a clean link. The
-    /// price is a later detection of a crash on a lossy one. Turn it off for a
+    /// 64 rounds, or light loss it already covers, nothing changes, so
+    /// [`Config::failover_bound`] holds on a clean link; four times the
+    /// configured timeout is the ceiling, which [`Config::settle_bound`] allows
+    /// for (a lossy stretch leaves followers waiting longer for a while). The
+    /// price is a later detection of a crash on a lossy link. Turn it off for a
     /// leader timeout that never moves.
     ///
     /// ```

@@ -56,8 +56,10 @@ impl Config {
     /// property the simulator checks).
     ///
     /// The chain it allows for: the slowest wait that can be pending when the
-    /// faults stop (the lowest follower's staggered leader timeout, a stalled
-    /// candidate's coordinator and answer timeouts, the lowest member's modified
+    /// faults stop (the lowest follower's staggered leader timeout, as long as
+    /// the loss-adaptive detector may have made it after lost heartbeats, up to
+    /// four times the configured one: [`Config::with_loss_adaptive_detection`];
+    /// a stalled candidate's coordinator and answer timeouts, the lowest member's modified
     /// flag or ring timeout); then an election; then a heartbeat interval, for
     /// members the winner wrongly suspects to hear of it from its heartbeats; then,
     /// if one of those outranks the winner, its own election and heartbeat
@@ -70,7 +72,7 @@ impl Config {
         let reaction = t_m.saturating_add(self.max_processing_time);
         let lowest_rank = members.saturating_sub(1);
         let mut wait = timings
-            .leader_timeout_at_rank(members.saturating_sub(2))
+            .longest_leader_timeout_at_rank(members.saturating_sub(2))
             .saturating_add(t_m)
             .max(
                 timings
@@ -99,7 +101,7 @@ impl Config {
         let refused_claim = match self.quorum {
             Quorum::None => Duration::ZERO,
             _ => timings
-                .leader_timeout_at_rank(members.saturating_sub(1))
+                .longest_leader_timeout_at_rank(members.saturating_sub(1))
                 .saturating_add(self.claim_overhead(&timings).saturating_mul(2))
                 .saturating_add(self.leader_timeout.saturating_mul(4)),
         };

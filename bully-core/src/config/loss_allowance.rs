@@ -24,19 +24,42 @@ const HOURS_PER_FALSE_SUSPICION: f64 = 30.0 * 3600.0;
 /// The window the loss is measured over, in heartbeat rounds.
 const WINDOW: f64 = 64.0;
 
+/// The longest the adaptation lengthens a timeout, in configured leader
+/// timeouts: a follower waits at most four times as long as configured. At
+/// 30 % loss the wait it asks for (twelve heartbeats, 1.22 s at the defaults)
+/// is well within; the cap keeps `Config::settle_bound`, which must allow for
+/// the longest wait faults can leave behind, within three leader timeouts of
+/// what it would be with a fixed timeout.
+const MAX_STRETCH: u32 = 3;
+
 impl Timings {
     /// The leader timeout of a follower with `rank` members above it that
     /// missed `missed` of the leader's last 64 heartbeats: the configured one
     /// (staggered by rank) while nothing was missed or the adaptation is off;
     /// else long enough that, at the loss measured, that many heartbeats in a
-    /// row go missing at most once per thirty hours, and never shorter than the
-    /// configured one.
+    /// row go missing at most once per thirty hours, never shorter than the
+    /// configured one and at most four times as long.
     pub(crate) fn leader_timeout_after_loss(&self, rank: usize, missed: u32) -> Duration {
         let configured = self.leader_timeout_at_rank(rank);
         if missed == 0 || !self.adapt_to_loss {
             return configured;
         }
         configured.saturating_add(self.loss_allowance(missed))
+    }
+
+    /// The longest leader timeout a follower with `rank` members above it may
+    /// wait after a lossy stretch: what the bounds that start from any state
+    /// faults leave behind must allow for.
+    pub(crate) fn longest_leader_timeout_at_rank(&self, rank: usize) -> Duration {
+        let configured = self.leader_timeout_at_rank(rank);
+        if !self.adapt_to_loss {
+            return configured;
+        }
+        configured.saturating_add(self.longest_allowance())
+    }
+
+    fn longest_allowance(&self) -> Duration {
+        self.leader_timeout.saturating_mul(MAX_STRETCH)
     }
 
     /// How much longer than the configured timeout a follower waits: the time
@@ -58,7 +81,9 @@ impl Timings {
         let needed = self
             .covering(self.heartbeat_interval.saturating_mul(heartbeats))
             .saturating_add(self.max_message_delay);
-        needed.saturating_sub(self.leader_timeout)
+        needed
+            .saturating_sub(self.leader_timeout)
+            .min(self.longest_allowance())
     }
 }
 
@@ -129,8 +154,11 @@ mod tests {
             assert!(timeout >= previous, "{missed}: {timeout:?} < {previous:?}");
             previous = timeout;
         }
-        assert!(
-            previous <= Duration::from_millis(6_400).mul_f64(1.001) + Duration::from_millis(21)
+        assert_eq!(
+            previous,
+            timings.longest_leader_timeout_at_rank(0),
+            "63 missed of 64 asks for more than the cap"
         );
+        assert_eq!(previous, Duration::from_millis(2_000));
     }
 }

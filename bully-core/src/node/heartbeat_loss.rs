@@ -44,10 +44,15 @@ impl HeartbeatLoss {
         if round != self.last_round.wrapping_add(1) {
             return false;
         }
+        self.last_round = round;
+        if self.heard == u64::MAX {
+            // Nothing missed in the window (a clean link): shifting in one
+            // more heard round changes nothing else.
+            return true;
+        }
         // The round leaving the window was missed: it no longer counts.
         self.missed -= u32::from(self.heard >> 63 == 0);
         self.heard = (self.heard << 1) | 1;
-        self.last_round = round;
         true
     }
 

@@ -67,6 +67,12 @@ pub struct BullyPrepared {
     leader: u64,
     acks: bool,
     n: u64,
+    /// The round of the next heartbeat the follower probe hears: each a new
+    /// round, as in the steady state (a repeated round is a duplicate, which
+    /// the loss-adaptive detector handles on its slower path). It starts far
+    /// past the rounds the cluster ran, so the first one reads as a silence and
+    /// the rest follow in order.
+    next_round: u64,
 }
 
 /// raft-rs's probe.
@@ -107,6 +113,7 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                 leader,
                 acks: system.bully_config(n).quorum() != bully_core::Quorum::None,
                 n,
+                next_round: 1 << 32,
             })
         }
         Library::Raft => {
@@ -211,10 +218,12 @@ pub fn probe_loop(p: &mut Prepared, iterations: u64) -> u64 {
                     Probe::Follower => {
                         now += Duration::from_micros(1);
                         let node = b.peer.node_mut();
+                        let round = b.next_round;
+                        b.next_round += 1;
                         node.handle_message(
                             now,
                             bully_core::NodeId(b.leader),
-                            BullyMessage::Heartbeat { term, round: 7 },
+                            BullyMessage::Heartbeat { term, round },
                         );
                         while let Some(t) = node.poll_transmit() {
                             sent += 1;

@@ -38,7 +38,8 @@ impl HeartbeatLoss {
     }
 
     /// Round `round` of the followed leadership arrived. The next round in
-    /// order is the steady state; `slow` handles every other case.
+    /// order is the steady state; [`heard_out_of_order`](Self::heard_out_of_order)
+    /// handles every other case (this returns `false` for those).
     #[inline]
     pub(super) fn heard_in_order(&mut self, round: u64) -> bool {
         if round != self.last_round.wrapping_add(1) {

@@ -35,7 +35,10 @@ fn messages() -> Vec<Message> {
         Message::Coordinator { term },
         Message::Heartbeat { term, round: 1 },
         Message::Ack { term, round: 1 },
-        Message::Resign { term },
+        Message::Resign {
+            term,
+            successor: None,
+        },
         Message::Takeover { term },
         Message::RingElection {
             term,

@@ -102,12 +102,22 @@ pub enum Message {
         /// 0 for the Coordinator, else the heartbeat round.
         round: u64,
     },
-    /// "I am stepping down from the leadership of `term`" (a graceful shutdown or
-    /// [`Node::step_down`](crate::Node::step_down)): the followers elect at once
-    /// instead of waiting out the leader timeout.
+    /// "I am stepping down from the leadership of `term`" (a graceful shutdown,
+    /// [`Node::step_down`](crate::Node::step_down), or, with a quorum, a lease
+    /// that ran out): the followers elect after the staggered part of their
+    /// leader timeout instead of the whole of it, the highest first.
     Resign {
         /// The term of the leadership being given up.
         term: Term,
+        /// With a quorum: the highest member whose acknowledgements were still
+        /// reaching the resigning leader, which elects at once instead of after
+        /// its rank's stagger. When a leader is cut off from all but a few
+        /// members, the members above those few stopped acknowledging with it
+        /// and are likely cut off too; waiting for each of them to find that
+        /// out first is what made a low hub late. `None` without a quorum,
+        /// under the ring, from a leader that yields to another member's claim
+        /// (which elects already), or when no member acknowledged its rounds.
+        successor: Option<NodeId>,
     },
     /// Modified Bully: the initiator tells the highest member that answered to take
     /// over ("ElectedAsCoordinator" in the paper's log).
@@ -171,7 +181,7 @@ impl Message {
             | Message::Coordinator { term }
             | Message::Heartbeat { term, .. }
             | Message::Ack { term, .. }
-            | Message::Resign { term }
+            | Message::Resign { term, .. }
             | Message::Takeover { term }
             | Message::RingElection { term, .. }
             | Message::RingCoordinator { term, .. }

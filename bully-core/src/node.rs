@@ -13,6 +13,7 @@ mod membership;
 mod modified;
 mod quorum;
 mod ring;
+mod succession;
 #[cfg(test)]
 mod takeover_tests;
 
@@ -471,7 +472,7 @@ impl Node {
                     self.drop_input(DropReason::Unexpected);
                 }
             }
-            Message::Resign { term } => self.on_resign(now, from, term),
+            Message::Resign { term, successor } => self.on_resign(now, from, term, successor),
             Message::Election { term } => self.on_election(now, from, term),
             Message::Answer { term } => match self.config.algorithm() {
                 Algorithm::Classic => self.classic_on_answer(now, from, term),

@@ -221,7 +221,14 @@ fn following_3_and_voted_for_its_term_2() -> (Node, Instant) {
 /// 3's Resign of its leadership of term 1 (sent when it stepped down, and
 /// delayed) reaches 1 at `at`; then 2 claims term 3. Returns what 1 sent 2.
 fn resign_of_term_1_then_2_claims(node: &mut Node, at: Instant) -> Vec<Transmit> {
-    node.handle_message(at, NodeId(3), Message::Resign { term: Term(1) });
+    node.handle_message(
+        at,
+        NodeId(3),
+        Message::Resign {
+            term: Term(1),
+            successor: None,
+        },
+    );
     assert_eq!(
         node.poll_event(),
         Some(Event::LeaderLost {
@@ -350,7 +357,10 @@ fn a_member_that_led_a_term_elects_in_a_new_one_when_it_stands_again() {
     assert!(drain(&mut node).is_empty());
     assert_eq!(
         fire_at(&mut node, claimed),
-        to_1_2_and_4(Message::Resign { term: Term(1) })
+        to_1_2_and_4(Message::Resign {
+            term: Term(1),
+            successor: None
+        })
     );
     let gave_up = node.poll_timeout().expect("3 waits for 4's claim");
     assert!(gave_up < cleared_until, "{:?}", cleared_until - gave_up);

@@ -114,7 +114,10 @@ fn three_shut_down_while_announcing_tells_1_and_2_who_elect_at_once() {
     // 3 is shut down before the answer timeout: it withdraws the announcement.
     assert!(three.step_down(t0), "the announcement is withdrawn");
     let sent: Vec<Transmit> = std::iter::from_fn(|| three.poll_transmit()).collect();
-    let resign = Message::Resign { term: Term(1) };
+    let resign = Message::Resign {
+        term: Term(1),
+        successor: None,
+    };
     assert_eq!(
         sent.iter()
             .map(|t| (t.to, t.message.clone()))

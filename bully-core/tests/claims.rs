@@ -381,7 +381,10 @@ fn a_leader_yields_to_a_higher_members_claim_of_its_own_term_only_after_a_round_
         let sent = drain(&mut node);
         assert_eq!(dropped(&node, DropReason::Refused), 1, "{after:?}");
         if yields {
-            let resign = Message::Resign { term: Term(1) };
+            let resign = Message::Resign {
+                term: Term(1),
+                successor: None,
+            };
             assert_eq!(sent, vec![to(1, resign.clone()), to(3, resign)]);
             assert_eq!(
                 events(&mut node),
@@ -619,7 +622,10 @@ fn without_a_resign_delay_work_stopped_leaves_a_deferred_vote_to_its_promise() {
     let (mut node, t) = leading(2, config.clone());
     let ty = t + Duration::from_millis(10);
     node.handle_message(ty, NodeId(3), claim(2));
-    let resign = Message::Resign { term: Term(1) };
+    let resign = Message::Resign {
+        term: Term(1),
+        successor: None,
+    };
     assert_eq!(
         drain(&mut node),
         vec![to(1, resign.clone()), to(3, resign), to(3, vote(2))]
@@ -660,7 +666,10 @@ fn a_former_leader_votes_as_soon_as_its_work_has_stopped() {
         (now, sent) = next_timer(&mut node);
     }
     assert_eq!(now, t + config.leader_lease(), "the lease ran out");
-    let resign = Message::Resign { term: Term(1) };
+    let resign = Message::Resign {
+        term: Term(1),
+        successor: None,
+    };
     assert_eq!(sent, vec![to(1, resign.clone()), to(3, resign)]);
     assert_eq!(
         events(&mut node),

@@ -23,7 +23,20 @@ fn every_kind() -> Vec<(&'static str, Message)> {
         ("coordinator", Message::Coordinator { term }),
         ("heartbeat", Message::Heartbeat { term, round: 300 }),
         ("ack", Message::Ack { term, round: 300 }),
-        ("resign", Message::Resign { term }),
+        (
+            "resign",
+            Message::Resign {
+                term,
+                successor: None,
+            },
+        ),
+        (
+            "resign-successor",
+            Message::Resign {
+                term,
+                successor: Some(NodeId(5)),
+            },
+        ),
         ("takeover", Message::Takeover { term }),
         (
             "ring-election",

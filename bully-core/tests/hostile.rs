@@ -179,7 +179,10 @@ fn no_single_input_makes_any_node_send_more_than_there_are_members() {
             term: Term(9),
             round: 1,
         },
-        Message::Resign { term: Term(1) },
+        Message::Resign {
+            term: Term(1),
+            successor: None,
+        },
         Message::Takeover { term: Term(4) },
         ring(1),
         ring(6),

@@ -298,7 +298,14 @@ fn removing_another_member_does_not_make_4_forget_that_its_leader_resigned() {
     node.handle_message(now, NodeId(5), Message::Heartbeat { term, round: 1 });
     drain(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));
-    node.handle_message(now, NodeId(5), Message::Resign { term });
+    node.handle_message(
+        now,
+        NodeId(5),
+        Message::Resign {
+            term,
+            successor: None,
+        },
+    );
     node.remove_member(now, NodeId(1)).unwrap();
     let mut sent = drain(&mut node);
     let mut at = now;

@@ -161,7 +161,14 @@ fn with_a_quorum_a_stale_leadership_is_only_dropped_by_a_follower_and_by_a_membe
     let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
     node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
     node.handle_message(now, NodeId(3), heartbeat(5));
-    node.handle_message(now, NodeId(3), Message::Resign { term: Term(5) });
+    node.handle_message(
+        now,
+        NodeId(3),
+        Message::Resign {
+            term: Term(5),
+            successor: None,
+        },
+    );
     sent(&mut node);
     assert_eq!(node.leader(), None);
     node.handle_message(now, NodeId(1), heartbeat(1));
@@ -199,12 +206,26 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
     // resigns, the promise is free and the vote goes to 2.
     let now = Instant::now();
     let mut node = following_3(NodeId(1), Term(1), now);
-    node.handle_message(now, NodeId(2), Message::Resign { term: Term(1) });
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Resign {
+            term: Term(1),
+            successor: None,
+        },
+    );
     assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
     node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
     assert!(sent(&mut node).is_empty(), "the promise to 3 holds");
-    node.handle_message(now, NodeId(3), Message::Resign { term: Term(1) });
+    node.handle_message(
+        now,
+        NodeId(3),
+        Message::Resign {
+            term: Term(1),
+            successor: None,
+        },
+    );
     let out = sent(&mut node);
     assert!(
         out.iter().any(|t| t.to == NodeId(2)
@@ -233,7 +254,14 @@ fn a_stand_waiting_for_the_promise_to_the_leader_goes_ahead_when_that_leader_res
     let promise_end = node.poll_timeout().unwrap();
     assert_eq!(promise_end, t0 + quorum_config().follower_lease());
     let resigned = answer_wait + Duration::from_millis(50);
-    node.handle_message(resigned, NodeId(3), Message::Resign { term: Term(1) });
+    node.handle_message(
+        resigned,
+        NodeId(3),
+        Message::Resign {
+            term: Term(1),
+            successor: None,
+        },
+    );
     assert_eq!(node.poll_timeout(), Some(resigned), "at once");
     node.handle_timeout(resigned);
     assert!(!sent(&mut node).is_empty(), "2 goes ahead");

@@ -191,7 +191,7 @@ fn message(kind: &str) -> Message {
         "Coordinator" => Message::Coordinator { term },
         "Heartbeat" => Message::Heartbeat { term, round: 1 },
         "Ack" => Message::Ack { term, round: 1 },
-        "Resign" => Message::Resign { term },
+        "Resign" => Message::Resign { term, successor: None },
         "Takeover" => Message::Takeover { term },
         "RingElection" => Message::RingElection {
             term,

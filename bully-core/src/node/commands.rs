@@ -3,7 +3,7 @@
 
 use crate::config::Preemption;
 use crate::error::CommandError;
-use crate::message::{Message, NodeId};
+use crate::message::NodeId;
 use crate::node::{Node, Phase};
 use crate::time::Instant;
 use crate::timer::Timer;
@@ -125,17 +125,6 @@ impl Node {
         self.abstaining = true;
         self.arm_leader_timeout(now);
         true
-    }
-
-    /// `Resign` of `term` to every other member: a leadership, or the start's
-    /// announcement of one, is over.
-    pub(super) fn broadcast_resign(&mut self, term: crate::message::Term) {
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Resign { term });
-            }
-        }
     }
 
     /// Tells the node that the work of its last leadership has stopped: the

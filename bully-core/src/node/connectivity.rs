@@ -75,6 +75,9 @@ struct Probe {
     latest_term: Term,
     /// Repliers that said they do not reach a quorum.
     cut_off: Vec<NodeId>,
+    /// Lower members that named themselves in a newer term than the probe's:
+    /// each leads, or stands (then its Election is on its way).
+    newer_below: Vec<NodeId>,
     /// Voters that replied, with the leader each named.
     replied: BTreeMap<NodeId, Option<NodeId>>,
 }
@@ -227,6 +230,13 @@ impl Node {
     /// The leader it followed resigned.
     pub(super) fn note_leader_resigned(&mut self, leader: NodeId) {
         self.connectivity.resigned_leader = Some(leader);
+    }
+
+    /// Whether `leader` told this node it resigned, and no leader was accepted
+    /// since: a heartbeat of that leadership arriving now was sent before the
+    /// resignation (links may reorder), and is stale.
+    pub(super) fn heard_resign_from(&self, leader: NodeId) -> bool {
+        self.connectivity.resigned_leader == Some(leader)
     }
 
     /// It accepted a leader: whatever it had concluded about standing is over,

@@ -109,8 +109,16 @@ impl Node {
 
     /// `Resign` from `from`: its leadership of `term` (and of any older term) is
     /// over. A promise made to it for such a leadership protects nothing now;
-    /// and if it is the accepted leader, this node elects.
-    pub(super) fn on_resign(&mut self, now: Instant, from: NodeId, term: Term) {
+    /// and if it is the accepted leader, this node elects: at once if the
+    /// leader named it its `successor` (see `succession.rs`), else after its
+    /// rank's stagger.
+    pub(super) fn on_resign(
+        &mut self,
+        now: Instant,
+        from: NodeId,
+        term: Term,
+        successor: Option<NodeId>,
+    ) {
         let released = self.gate.promise.is_some_and(|(promised, _)| {
             promised.is_some_and(|(leader, led)| leader == from && led <= term)
         });
@@ -136,7 +144,12 @@ impl Node {
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
         self.note_leader_resigned(from);
-        self.elect_soon(now, from);
+        let rank = if successor == Some(self.id) {
+            0
+        } else {
+            self.members.rank_below(Some(from))
+        };
+        self.elect_at_rank(now, rank);
         if released {
             self.cast_deferred_vote(now);
         }
@@ -147,13 +160,18 @@ impl Node {
     /// highest remaining member asks first and the others hear its result before
     /// their own turn.
     pub(super) fn elect_soon(&mut self, now: Instant, leader: NodeId) {
+        self.elect_at_rank(now, self.members.rank_below(Some(leader)));
+    }
+
+    /// Lets go of the leader it followed and elects after the staggered part of
+    /// the leader timeout at `rank` (at once at rank 0).
+    fn elect_at_rank(&mut self, now: Instant, rank: usize) {
         if let Some(lost) = self.leader.take() {
             self.events.push_back(Event::LeaderLost {
                 leader: lost.id,
                 term: lost.term,
             });
         }
-        let rank = self.members.rank_below(Some(leader));
         let offset = self.timings.leader_timeout_at_rank(rank) - self.timings.leader_timeout;
         self.timers
             .set(Timer::LeaderTimeout, Self::after(now, offset));
@@ -207,6 +225,10 @@ impl Node {
             // A takeover is of a lower leader: it does not keep this node from
             // following a higher one.
             && !(self.is_taking_over() && from < self.id)
+            // A leader that resigned leads that term no more: its heartbeat
+            // overtaken by its `Resign` must not undo the resignation (it would
+            // turn a successor's probe against its own election).
+            && !self.heard_resign_from(from)
     }
 
     /// With a quorum: this node hears `token`, a lower member's leadership,

@@ -481,6 +481,22 @@ impl Node {
             .any(|slot| slot.number == number && slot.acks + own >= quorum)
     }
 
+    /// The newest remembered heartbeat round sent at least a round trip before
+    /// `now` (0 if none): a member that still hears this leader has
+    /// acknowledged it by now.
+    pub(super) fn round_due_by(&self, now: Instant) -> u64 {
+        self.gate
+            .rounds
+            .iter()
+            .filter(|slot| {
+                slot.sent_at
+                    .is_some_and(|sent| Self::after(sent, self.timings.round_trip) <= now)
+            })
+            .map(|slot| slot.number)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Records heartbeat round `round` sent at `now`.
     pub(super) fn record_round(&mut self, now: Instant) {
         self.round += 1;
@@ -515,13 +531,7 @@ impl Node {
             // Tell whoever still hears it that it no longer leads, so that they
             // elect after the staggered part of their timeout, not the whole of
             // it (a leader cut off from all but a hub: the hub elects at once).
-            let term = self.term;
-            for index in 0..self.members.len() {
-                let to = self.members.ids()[index];
-                if to != self.id {
-                    self.send(to, Message::Resign { term });
-                }
-            }
+            self.broadcast_resign(self.term);
             self.resign_leadership();
             self.gate.lease_until = None;
             self.note_quorum_lost(now);
@@ -534,14 +544,15 @@ impl Node {
     /// whose own promise to this leader it releases.
     pub(super) fn send_pending_resign(&mut self) {
         self.timers.stop(Timer::Resign);
-        let Some((led, _claimant)) = self.gate.pending_resign.take() else {
+        let Some((led, claimant)) = self.gate.pending_resign.take() else {
             return;
         };
-        for index in 0..self.members.len() {
-            let to = self.members.ids()[index];
-            if to != self.id {
-                self.send(to, Message::Resign { term: led });
-            }
+        if claimant == self.id {
+            self.broadcast_resign(led);
+        } else {
+            // It yielded to a claim under way: the claimant elects already, and
+            // the members keep their order for the case that its claim fails.
+            self.send_resign_to_all(led, None);
         }
     }
 

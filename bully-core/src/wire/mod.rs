@@ -15,7 +15,7 @@
 //! | Offset    | Size | Field              | Contents                                               |
 //! |-----------|------|--------------------|--------------------------------------------------------|
 //! | 0         | 4    | magic              | `BULY` ([`MAGIC`])                                     |
-//! | 4         | 1    | version            | `1` ([`VERSION`])                                      |
+//! | 4         | 1    | version            | `2` ([`VERSION`])                                      |
 //! | 5         | 1    | reserved           | `0` (a non-zero value is an unknown format)            |
 //! | 6         | 2    | body length *n*    | `u16`                                                  |
 //! | 8         | 8    | cluster id         | [`ClusterId`]                                          |
@@ -36,7 +36,9 @@
 //! The body's encoding follows the declaration of [`Message`](crate::Message):
 //! postcard writes a variant as its index and integers as varints. So new message
 //! kinds must be appended (older peers refuse them as malformed), and reordering
-//! variants or fields is a new [`VERSION`]. A known-answer test pins the bytes.
+//! variants or fields, or adding a field to a variant, is a new [`VERSION`]
+//! (version 2: `Resign` names its successor). A known-answer test pins the
+//! bytes.
 //!
 //! # What a receiver checks, in order
 //!

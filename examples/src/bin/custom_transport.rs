@@ -90,7 +90,11 @@ fn encode(from: NodeId, message: &Message) -> Result<String, TransportError> {
         Message::Answer { .. } => ("answer", 0),
         Message::Coordinator { .. } => ("coordinator", 0),
         Message::Heartbeat { round, .. } => ("heartbeat", *round),
-        Message::Resign { .. } => ("resign", 0),
+        // Without a quorum a resignation names no successor (it has no
+        // acknowledgements to go by), so this format has no word for one.
+        Message::Resign {
+            successor: None, ..
+        } => ("resign", 0),
         other => return Err(TransportError::Encode(format!("{other} is not supported"))),
     };
     Ok(format!("{from} {kind} {} {round}\n", message.term()))
@@ -107,7 +111,10 @@ fn decode(line: &str) -> Option<(NodeId, Message)> {
         "answer" => Message::Answer { term },
         "coordinator" => Message::Coordinator { term },
         "heartbeat" => Message::Heartbeat { term, round },
-        "resign" => Message::Resign { term },
+        "resign" => Message::Resign {
+            term,
+            successor: None,
+        },
         _ => return None,
     };
     Some((from, message))

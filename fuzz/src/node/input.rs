@@ -266,7 +266,14 @@ pub(super) fn message(u: &mut Unstructured<'_>, node: &Node) -> Result<Message> 
         2 => Message::Coordinator { term },
         3 => Message::Heartbeat { term, round },
         4 => Message::Ack { term, round },
-        5 => Message::Resign { term },
+        5 => Message::Resign {
+            term,
+            successor: if u.ratio(1, 2)? {
+                Some(sender(u, node)?)
+            } else {
+                None
+            },
+        },
         6 => Message::Takeover { term },
         7 => Message::RingElection {
             term,

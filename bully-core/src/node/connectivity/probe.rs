@@ -27,6 +27,7 @@ impl Node {
             takeover: self.connectivity.taking_over,
             latest_term: self.term,
             cut_off: Vec::new(),
+            newer_below: Vec::new(),
             replied: BTreeMap::new(),
         });
         let term = self.term;
@@ -126,6 +127,9 @@ impl Node {
             return;
         }
         probe.replied.insert(from, leader);
+        if leader == Some(from) && from < self.id && term > probe.term {
+            probe.newer_below.push(from);
+        }
         if cut_off {
             probe.cut_off.push(from);
         }
@@ -194,9 +198,9 @@ impl Node {
         // replace, goes first: it is alive and within reach, and a second
         // election over it would only cost a term.
         let yields = self.quorum().is_some()
-            && probe.replied.iter().any(|(&replier, &named)| {
+            && (probe.replied.iter().any(|(&replier, &named)| {
                 named == Some(replier) && !self.would_replace(replier, probe.takeover)
-            });
+            }) || self.election_under_way_below(&probe));
         let may_stand = reaches_quorum && backing + own >= quorum && !yields;
         let replaceable = self
             .leader
@@ -280,6 +284,22 @@ impl Node {
             // that fail as this one did.
             self.connectivity.quiet_until = Some(next_probe);
         }
+    }
+
+    /// Whether a lower member stands in a newer term than the probe's: it named
+    /// itself, and no other replier named it (a leader's followers would).
+    /// Its Election is on its way to this node, which then joins that
+    /// election in its term, as classic Bully has it; standing over it would
+    /// cost a second term. (A resigning leader's successor and a higher
+    /// member whose own leader timeout fired meet this way under the chained
+    /// partition with a low hub.)
+    fn election_under_way_below(&self, probe: &Probe) -> bool {
+        probe.newer_below.iter().any(|&below| {
+            !probe
+                .replied
+                .iter()
+                .any(|(&replier, &named)| replier != below && named == Some(below))
+        })
     }
 
     /// A probe did not let this node stand: it waits before the next, longer

@@ -55,7 +55,10 @@ fn one_of_each_kind() -> Vec<Message> {
         Message::Coordinator { term },
         Message::Heartbeat { term, round: 7 },
         Message::Ack { term, round: 7 },
-        Message::Resign { term },
+        Message::Resign {
+            term,
+            successor: None,
+        },
         Message::Takeover { term },
         Message::RingElection {
             term,
@@ -97,7 +100,8 @@ fn message() -> impl Strategy<Value = Message> {
         term().prop_map(|term| Message::Coordinator { term }),
         (term(), any::<u64>()).prop_map(|(term, round)| Message::Heartbeat { term, round }),
         (term(), any::<u64>()).prop_map(|(term, round)| Message::Ack { term, round }),
-        term().prop_map(|term| Message::Resign { term }),
+        (term(), prop::option::of(node_id()))
+            .prop_map(|(term, successor)| Message::Resign { term, successor }),
         term().prop_map(|term| Message::Takeover { term }),
         term().prop_map(|term| Message::Probe { term }),
         (term(), prop::option::of(node_id()), any::<bool>()).prop_map(|(term, leader, cut_off)| {

@@ -57,10 +57,17 @@ fn a_frame_of_another_protocol_has_bad_magic() {
 #[test]
 fn a_frame_from_a_future_version_is_unsupported() {
     let mut frame = frame_from_5_to_1(&heartbeat());
-    frame[4] = 2;
+    frame[4] = VERSION + 1;
     assert_eq!(
         refusal(&frame, |s| s.unsupported_version),
-        WireError::UnsupportedVersion(2)
+        WireError::UnsupportedVersion(VERSION + 1)
+    );
+    let mut older = frame_from_5_to_1(&heartbeat());
+    older[4] = VERSION - 1;
+    assert_eq!(
+        refusal(&older, |s| s.unsupported_version),
+        WireError::UnsupportedVersion(VERSION - 1),
+        "version 1 (before Resign named a successor) is refused, not misread"
     );
     let mut flagged = frame_from_5_to_1(&heartbeat());
     flagged[5] = 0x80;

@@ -78,24 +78,29 @@ fn a_leader_that_steps_down_in_a_connected_cluster_names_the_highest_member() {
     // Everyone still acknowledges 5: it names 4, which the stagger puts first
     // anyway, so nothing changes where every link works. 4 leads next (and 5,
     // under `Preemption::Always`, takes the leadership back once it hears it).
+    // With a resign delay too: the `Resign` goes once the work has had that
+    // long to stop, and names the successor all the same.
+    let delayed = |algorithm| majority(algorithm).with_resign_delay(Duration::from_millis(300));
     for algorithm in [Algorithm::Classic, Algorithm::Modified] {
-        let mut sim = scenario::settled(&majority(algorithm), 5, 2).unwrap();
-        sim.enable_trace();
-        sim.apply(&Action::StepDown(NodeId(5))).unwrap();
-        sim.run_for(Duration::from_secs(2));
-        assert_eq!(
-            successors_named_by(&sim, NodeId(5)),
-            vec![Some(NodeId(4)); 4],
-            "{algorithm:?}: one Resign to each of the four others"
-        );
-        let next = sim.trace().iter().find_map(|record| match record.entry {
-            TraceEntry::Event {
-                node,
-                event: Event::BecameLeader { .. },
-            } => Some(node),
-            _ => None,
-        });
-        assert_eq!(next, Some(NodeId(4)), "{algorithm:?}");
+        for config in [majority(algorithm), delayed(algorithm)] {
+            let mut sim = scenario::settled(&config, 5, 2).unwrap();
+            sim.enable_trace();
+            sim.apply(&Action::StepDown(NodeId(5))).unwrap();
+            sim.run_for(Duration::from_secs(2));
+            assert_eq!(
+                successors_named_by(&sim, NodeId(5)),
+                vec![Some(NodeId(4)); 4],
+                "{algorithm:?}: one Resign to each of the four others"
+            );
+            let next = sim.trace().iter().find_map(|record| match record.entry {
+                TraceEntry::Event {
+                    node,
+                    event: Event::BecameLeader { .. },
+                } => Some(node),
+                _ => None,
+            });
+            assert_eq!(next, Some(NodeId(4)), "{algorithm:?}");
+        }
     }
 }
 
@@ -316,4 +321,57 @@ fn under_the_chained_partition_the_named_hub_and_member_4_share_one_new_term() {
             }
         }
     }
+}
+
+#[test]
+fn member_4_joins_the_election_that_waited_for_its_probe_in_that_elections_term() {
+    // 4 of 1..=5 lost its leader 5 and probes to stand. The hub 1, named by
+    // 5, stands at once: its Election of term 2 reaches 4 during the probe
+    // and waits for the verdict. The probe's replies say nothing of term 2
+    // (they left before 1 stood), yet 4 stands in term 2, joining 1's
+    // election as classic Bully does when it answers one, not in term 3 over
+    // it: one new term for the fault, not two.
+    let config = majority(Algorithm::Classic);
+    let members = [1, 2, 3, 4, 5].map(NodeId);
+    let mut node = Node::new(NodeId(4), members, config).unwrap();
+    let mut now = Instant::now();
+    node.handle_message(now, NodeId(5), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        now,
+        NodeId(5),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 1,
+        },
+    );
+    sent(&mut node);
+    while !sent(&mut node)
+        .iter()
+        .any(|t| matches!(t.message, Message::Probe { .. }))
+    {
+        now = node.poll_timeout().expect("its leader timeout");
+        node.handle_timeout(now);
+    }
+    node.handle_message(now, NodeId(1), Message::Election { term: Term(2) });
+    assert!(
+        sent(&mut node).is_empty(),
+        "the Election waits for the probe"
+    );
+    for member in [1, 2, 3] {
+        node.handle_message(
+            now,
+            NodeId(member),
+            Message::ProbeReply {
+                term: Term(1),
+                leader: None,
+                cut_off: false,
+            },
+        );
+    }
+    let concluded = node.poll_timeout().expect("the probe's answer timeout");
+    node.handle_timeout(concluded);
+    assert_eq!(node.term(), Term(2), "4 joins 1's election of term 2");
+    let out = sent(&mut node);
+    assert!(!out.is_empty());
+    assert!(out.iter().all(|t| t.message.term() == Term(2)), "{out:?}");
 }

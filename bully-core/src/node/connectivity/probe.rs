@@ -213,9 +213,9 @@ impl Node {
                 self.drop_input(DropReason::NoQuorum);
             }
         } else if stands {
-            // It stands below, in a term above every waiting Election: its own
-            // election answers them (and one input stays within one message
-            // per member: answers and an election would be two).
+            // It stands below, in the newest waiting Election's term or above
+            // it: its own election answers them (and one input stays within
+            // one message per member: answers and an election would be two).
             for _ in waiting {
                 self.drop_input(DropReason::Outdated);
             }
@@ -252,11 +252,16 @@ impl Node {
                 // is heard from again, as any suspected member).
                 self.members.suspect(member);
             }
-            let term = self
-                .term
-                .max(probe.latest_term)
-                .max(newest_waiting.unwrap_or_default());
-            self.begin_election(now, term.next());
+            let known = self.term.max(probe.latest_term);
+            let term = match newest_waiting {
+                // A lower member's Election waited for this probe in a term
+                // newer than any this node knew: it joins that election, as
+                // classic Bully does when it answers one, rather than stand
+                // a term above it (which would cost a second new term).
+                Some(waiting) if waiting > known => waiting,
+                _ => known.next(),
+            };
+            self.begin_election(now, term);
             return;
         }
         // It may not stand: nothing moves, and it asks again later.

@@ -90,17 +90,17 @@ pub fn leader_crash<P: Peer>(
 /// Issue 12's partial partitions, placed around the leader the cluster elected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Partition {
-    /// Every link cut except those of one hub (the lowest id other than the
-    /// leader), which still reaches all; the leader reaches only the hub.
+    /// Every link cut except those of one hub (by default the lowest id other
+    /// than the leader), which still reaches all; the leader reaches only the hub.
     QuorumLoss,
-    /// The leader isolated; the other three reach only the hub (the lowest id other
-    /// than the leader), which reaches them all.
+    /// The leader isolated; the other three reach only the hub (by default the
+    /// lowest id other than the leader), which reaches them all.
     Constrained,
     /// Three members: the leader reaches only the middle one (the higher of the
     /// other two), which reaches the far end; the leader and the far end cannot talk.
     Chained3,
-    /// Five members: the leader reaches only the highest of the others, which
-    /// reaches all; the rest reach each other.
+    /// Five members: the leader reaches only the hub (by default the highest of
+    /// the others), which reaches all; the rest reach each other.
     Chained5,
     /// Every link of the leader cut, both ways.
     IsolatedLeader,
@@ -108,6 +108,42 @@ pub enum Partition {
     SendOnlyLeader,
     /// The leader receives but nothing it sends arrives.
     ReceiveOnlyLeader,
+}
+
+/// Which member other than the leader is the hub, in the scenarios that have one
+/// (quorum-loss, constrained, chained (5)): the member that must lead is the
+/// hub, and bully-core's rank order makes a low one the slowest case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Hub {
+    /// The lowest id other than the leader.
+    Lowest,
+    /// The middle one of the others (the higher of the two middle ones).
+    Middle,
+    /// The highest id other than the leader.
+    Highest,
+}
+
+impl Hub {
+    /// Every placement, in table order.
+    pub const ALL: [Hub; 3] = [Hub::Lowest, Hub::Middle, Hub::Highest];
+
+    /// The label used in the tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Hub::Lowest => "lowest",
+            Hub::Middle => "middle",
+            Hub::Highest => "highest",
+        }
+    }
+
+    /// The hub among `others` (ascending, not empty).
+    fn pick(self, others: &[u64]) -> u64 {
+        match self {
+            Hub::Lowest => others[0],
+            Hub::Middle => others[others.len() / 2],
+            Hub::Highest => others[others.len() - 1],
+        }
+    }
 }
 
 impl Partition {
@@ -140,12 +176,36 @@ impl Partition {
         if self == Partition::Chained3 { 3 } else { 5 }
     }
 
-    /// Cuts the links, around `leader`.
+    /// Whether the scenario has a hub that [`Hub`] can place.
+    pub fn has_hub(self) -> bool {
+        matches!(
+            self,
+            Partition::QuorumLoss | Partition::Constrained | Partition::Chained5
+        )
+    }
+
+    /// The hub the tables use: the lowest id other than the leader, but the
+    /// highest in chained (5).
+    pub fn default_hub(self) -> Hub {
+        if self == Partition::Chained5 {
+            Hub::Highest
+        } else {
+            Hub::Lowest
+        }
+    }
+
+    /// Cuts the links, around `leader`, with the [`default_hub`](Self::default_hub).
     pub fn apply<P: Peer>(self, sim: &mut Sim<P>, leader: u64) {
+        self.apply_with_hub(sim, leader, self.default_hub());
+    }
+
+    /// Cuts the links, around `leader`, with the hub at `hub` (ignored by the
+    /// scenarios without one).
+    pub fn apply_with_hub<P: Peer>(self, sim: &mut Sim<P>, leader: u64, hub: Hub) {
         let n = sim.len() as u64;
         let others: Vec<u64> = (1..=n).filter(|&x| x != leader).collect();
         let lowest = others[0];
-        let highest = *others.last().expect("at least two members");
+        let hub = hub.pick(&others);
         let both = |sim: &mut Sim<P>, a: u64, b: u64| {
             sim.cut(a, b);
             sim.cut(b, a);
@@ -154,7 +214,7 @@ impl Partition {
             Partition::QuorumLoss => {
                 for a in 1..=n {
                     for b in a + 1..=n {
-                        if a != lowest && b != lowest {
+                        if a != hub && b != hub {
                             both(sim, a, b);
                         }
                     }
@@ -166,7 +226,7 @@ impl Partition {
                 }
                 for &a in &others {
                     for &b in &others {
-                        if a < b && a != lowest && b != lowest {
+                        if a < b && a != hub && b != hub {
                             both(sim, a, b);
                         }
                     }
@@ -175,7 +235,7 @@ impl Partition {
             Partition::Chained3 => both(sim, leader, lowest),
             Partition::Chained5 => {
                 for &x in &others {
-                    if x != highest {
+                    if x != hub {
                         both(sim, leader, x);
                     }
                 }
@@ -237,13 +297,23 @@ pub fn partition_run<P: Peer>(
     partition: Partition,
     seed: u64,
 ) -> Option<PartitionRun> {
+    partition_run_with_hub(build, partition, partition.default_hub(), seed)
+}
+
+/// [`partition_run`] with the hub at `hub`.
+pub fn partition_run_with_hub<P: Peer>(
+    build: &dyn Fn(u64, u64, u64) -> P,
+    partition: Partition,
+    hub: Hub,
+    seed: u64,
+) -> Option<PartitionRun> {
     let mut sim = cluster(build, partition.members(), seed);
     sim.start_all();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cut_at = CUT_AT + Duration::from_micros(rng.random_range(0..100_000));
     sim.run_until(cut_at);
     let leader = sim.agreed_leader()?;
-    partition.apply(&mut sim, leader);
+    partition.apply_with_hub(&mut sim, leader, hub);
     let term_at_cut = sim.max_term();
     sim.reset_counters();
     let heal_at = cut_at + WINDOW;

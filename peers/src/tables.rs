@@ -189,6 +189,22 @@ impl Visit for Partitions {
     }
 }
 
+/// Every seed's run of one partition scenario with its hub at `hub`, `1..=seeds`.
+pub(crate) struct PartitionsAt {
+    pub(crate) partition: Partition,
+    pub(crate) hub: scenario::Hub,
+    pub(crate) seeds: u64,
+}
+
+impl Visit for PartitionsAt {
+    type Out = Vec<Option<PartitionRun>>;
+    fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out {
+        (1..=self.seeds)
+            .map(|seed| scenario::partition_run_with_hub(build, self.partition, self.hub, seed))
+            .collect()
+    }
+}
+
 /// Issue 12's partial partitions: per scenario and configuration, over `seeds`.
 pub fn partitions(scenarios: &[Partition], systems: &[System], seeds: u64) -> String {
     let mut t = Table::new(&[

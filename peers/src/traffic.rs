@@ -24,10 +24,10 @@ use bully_core::{Config, Quorum};
 use crate::bully::BullyPeer;
 use crate::peer::Peer;
 use crate::report::{Table, median, median_or_never, ms, thousands};
-use crate::scenario::{self, Partition, PartitionRun};
+use crate::scenario::{self, Hub, Partition, PartitionRun};
 use crate::sim::Counts;
 use crate::system::{System, Visit, with_system};
-use crate::tables::{self, Partitions};
+use crate::tables::{self, Partitions, PartitionsAt};
 
 /// How long a cluster runs from its cold start before the count begins.
 pub const SETTLE: Duration = Duration::from_secs(10);
@@ -444,6 +444,56 @@ pub fn partitions_table(scenarios: &[Partition], seeds: u64) -> String {
     t.markdown()
 }
 
+/// (d) The scenarios with a hub, at every placement of it: ble against bully
+/// majority @ble (the stable effective leader, availability and term growth, and
+/// whether bully majority @ble is sooner at the median).
+pub fn placements_table(seeds: u64) -> String {
+    let mut t = Table::new(&[
+        "scenario",
+        "hub",
+        "ble: stable leader median / worst, availability, term growth worst",
+        "bully majority @ble: the same",
+        "bully majority @ble sooner at the median",
+    ]);
+    let scenarios = Partition::ALL.into_iter().filter(|p| p.has_hub());
+    for partition in scenarios {
+        for hub in Hub::ALL {
+            let run = |system| {
+                summarize(&with_system(
+                    system,
+                    PartitionsAt {
+                        partition,
+                        hub,
+                        seeds,
+                    },
+                ))
+            };
+            let ble = run(System::Ble);
+            let bully = run(System::BullyMajorityAtBle);
+            let cell = |s: &PartitionSummary| {
+                let stable = match (s.stable, s.worst) {
+                    (Some(m), Some(w)) => format!("{} ms / {} ms", ms(m), ms(w)),
+                    (Some(m), None) => format!("{} ms / never ({} never)", ms(m), s.never),
+                    (None, _) => format!("never ({} never)", s.never),
+                };
+                format!(
+                    "{stable}, {:.1} %, {}",
+                    100.0 * s.availability,
+                    s.worst_terms
+                )
+            };
+            t.row(vec![
+                partition.label().to_string(),
+                hub.label().to_string(),
+                cell(&ble),
+                cell(&bully),
+                verdict(bully.stable, ble.stable),
+            ]);
+        }
+    }
+    t.markdown()
+}
+
 fn yes_no(b: bool) -> String {
     if b { "yes" } else { "no" }.to_string()
 }
@@ -453,11 +503,13 @@ pub fn table(sizes: &[u64], seeds: u64, scenarios: &[Partition], partition_seeds
     format!(
         "Steady-state messages per second (cold start, {} s settled, counted over {} s, seed {SEED}) and bully-core's heartbeat interval at each peer's traffic (the shortest, in whole µs, that is steady and within the peer's rate under seeds 1 to {FIT_SEEDS}):\n\n{}\n\
          Leader crash at equal traffic:\n\n{}\n\
-         Partial partitions at equal traffic (N = 5; chained (3): N = 3), healed after 20 s:\n\n{}",
+         Partial partitions at equal traffic (N = 5; chained (3): N = 3), healed after 20 s:\n\n{}\n\
+         The scenarios with a hub at every placement of it (N = 5, {partition_seeds} seeds each; the table above places it as issue 12 did):\n\n{}",
         SETTLE.as_secs(),
         SPAN.as_secs(),
         rates_table(sizes),
         crash_table(sizes, seeds),
         partitions_table(scenarios, partition_seeds),
+        placements_table(partition_seeds),
     )
 }

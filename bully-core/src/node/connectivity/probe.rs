@@ -252,15 +252,15 @@ impl Node {
                 // is heard from again, as any suspected member).
                 self.members.suspect(member);
             }
-            let known = self.term.max(probe.latest_term);
-            let term = match newest_waiting {
-                // A lower member's Election waited for this probe in a term
-                // newer than any this node knew: it joins that election, as
-                // classic Bully does when it answers one, rather than stand
-                // a term above it (which would cost a second new term).
-                Some(waiting) if waiting > known => waiting,
-                _ => known.next(),
-            };
+            // The next term it knows of; or, if a lower member's Election
+            // waited for this probe in a newer term, that Election's term: it
+            // joins that election, as classic Bully does when it answers one,
+            // rather than stand a term above it (a second new term).
+            let term = self
+                .term
+                .max(probe.latest_term)
+                .next()
+                .max(newest_waiting.unwrap_or_default());
             self.begin_election(now, term);
             return;
         }

@@ -120,8 +120,13 @@ fn without_a_quorum_and_under_the_ring_a_resignation_names_nobody() {
 
 /// 1 of 1..=5, with a majority quorum, follows 5's leadership of term 1.
 fn following_5(now: Instant) -> Node {
+    member_following_5(NodeId(1), now)
+}
+
+/// `id` of 1..=5, with a majority quorum, follows 5's leadership of term 1.
+fn member_following_5(id: NodeId, now: Instant) -> Node {
     let members = [1, 2, 3, 4, 5].map(NodeId);
-    let mut node = Node::new(NodeId(1), members, majority(Algorithm::Classic)).unwrap();
+    let mut node = Node::new(id, members, majority(Algorithm::Classic)).unwrap();
     node.handle_message(now, NodeId(5), Message::Coordinator { term: Term(1) });
     node.handle_message(
         now,
@@ -340,20 +345,8 @@ fn joins_the_waiting_election(hub_term: Term) {
     // (they left before 1 stood), yet 4 stands in term 2, joining 1's
     // election as classic Bully does when it answers one, not in term 3 over
     // it: one new term for the fault, not two.
-    let config = majority(Algorithm::Classic);
-    let members = [1, 2, 3, 4, 5].map(NodeId);
-    let mut node = Node::new(NodeId(4), members, config).unwrap();
     let mut now = Instant::now();
-    node.handle_message(now, NodeId(5), Message::Coordinator { term: Term(1) });
-    node.handle_message(
-        now,
-        NodeId(5),
-        Message::Heartbeat {
-            term: Term(1),
-            round: 1,
-        },
-    );
-    sent(&mut node);
+    let mut node = member_following_5(NodeId(4), now);
     while !sent(&mut node)
         .iter()
         .any(|t| matches!(t.message, Message::Probe { .. }))

@@ -141,6 +141,18 @@ fn member_following_5(id: NodeId, now: Instant) -> Node {
     node
 }
 
+/// Leader 5 tells `node` it resigns term 1, naming `successor`.
+fn five_resigns_term_1(node: &mut Node, now: Instant, successor: Option<NodeId>) {
+    node.handle_message(
+        now,
+        NodeId(5),
+        Message::Resign {
+            term: Term(1),
+            successor,
+        },
+    );
+}
+
 fn sent(node: &mut Node) -> Vec<Transmit> {
     std::iter::from_fn(|| node.poll_transmit()).collect()
 }
@@ -152,14 +164,7 @@ fn process_1_named_successor_probes_at_once_and_otherwise_waits_its_rank() {
     // every member.
     let now = Instant::now();
     let mut named = following_5(now);
-    named.handle_message(
-        now,
-        NodeId(5),
-        Message::Resign {
-            term: Term(1),
-            successor: Some(NodeId(1)),
-        },
-    );
+    five_resigns_term_1(&mut named, now, Some(NodeId(1)));
     assert_eq!(named.poll_timeout(), Some(now));
     named.handle_timeout(now);
     let probes = sent(&mut named)
@@ -173,14 +178,7 @@ fn process_1_named_successor_probes_at_once_and_otherwise_waits_its_rank() {
     let mut waits = Vec::new();
     for successor in [Some(NodeId(4)), None] {
         let mut not_named = following_5(now);
-        not_named.handle_message(
-            now,
-            NodeId(5),
-            Message::Resign {
-                term: Term(1),
-                successor,
-            },
-        );
+        five_resigns_term_1(&mut not_named, now, successor);
         assert!(sent(&mut not_named).is_empty());
         let at = not_named.poll_timeout().expect("it elects later");
         waits.push(at - now);
@@ -197,14 +195,7 @@ fn a_heartbeat_overtaken_by_the_resignation_does_not_bring_leader_5_back() {
     // which still name 5, back 1's election.
     let now = Instant::now();
     let mut node = following_5(now);
-    node.handle_message(
-        now,
-        NodeId(5),
-        Message::Resign {
-            term: Term(1),
-            successor: Some(NodeId(1)),
-        },
-    );
+    five_resigns_term_1(&mut node, now, Some(NodeId(1)));
     node.handle_timeout(now);
     sent(&mut node);
     let late = now + Duration::from_millis(2);

@@ -132,6 +132,7 @@ impl DataDir {
             durable: DurableState {
                 term: Term(body.term),
                 vote: body.vote.map(|(term, id)| (Term(term), NodeId(id))),
+                first_boot: false,
             },
             incarnation: Incarnation(body.incarnation),
         })
@@ -225,6 +226,7 @@ mod tests {
             durable: DurableState {
                 term: Term(12),
                 vote: Some((Term(12), NodeId(5))),
+                first_boot: false,
             },
             incarnation: Incarnation(3),
         };

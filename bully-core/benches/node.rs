@@ -93,7 +93,10 @@ impl Cluster {
         node.handle_message(
             self.start,
             self.leader(),
-            Message::Coordinator { term: Term(1) },
+            Message::Coordinator {
+                term: Term(1),
+                round: 0,
+            },
         );
         drain(&mut node);
         assert_eq!(node.leader().map(|leader| leader.id), Some(self.leader()));
@@ -152,7 +155,10 @@ fn per_message(c: &mut Criterion) {
             )
         });
 
-        let coordinator = Message::Coordinator { term: Term(1) };
+        let coordinator = Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        };
         group.bench_with_input(
             BenchmarkId::new("Coordinator", n),
             &cluster,

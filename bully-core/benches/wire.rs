@@ -32,7 +32,7 @@ fn messages() -> Vec<Message> {
     vec![
         Message::Election { term },
         Message::Answer { term },
-        Message::Coordinator { term },
+        Message::Coordinator { term, round: 0 },
         Message::Heartbeat { term, round: 1 },
         Message::Ack { term, round: 1 },
         Message::Resign {

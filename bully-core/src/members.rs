@@ -76,10 +76,8 @@ pub(crate) struct Members {
     /// This node abstains for now (`Node::abstain_until`): like an observer, it
     /// neither stands nor answers, and it still votes.
     own_abstains: bool,
-    /// Members that acknowledged this node's current claim.
-    claim_acked: BTreeSet<NodeId>,
-    /// The highest heartbeat round of this node's current leadership each member
-    /// acknowledged.
+    /// The highest request (a claim's ask or a heartbeat round) of this node's
+    /// current claim and leadership each member acknowledged.
     acked_round: BTreeMap<NodeId, u64>,
 }
 
@@ -102,7 +100,6 @@ impl Members {
             observers: config.observers().into(),
             observers_vote: config.observers_vote(),
             own_abstains: false,
-            claim_acked: BTreeSet::new(),
             acked_round: BTreeMap::new(),
         })
     }
@@ -223,42 +220,42 @@ impl Members {
 
     /// Forgets every acknowledgement (a new claim or leadership).
     pub(crate) fn reset_acks(&mut self) {
-        self.claim_acked.clear();
         self.acked_round.clear();
     }
 
-    /// Records `id`'s acknowledgement of the claim; whether it is a new vote.
-    pub(crate) fn ack_claim(&mut self, id: NodeId) -> bool {
-        self.is_voter(id) && self.claim_acked.insert(id)
-    }
-
-    /// Records `id`'s acknowledgement of heartbeat `round`; returns the round it
-    /// had acknowledged before, if this one is newer and `id` votes.
+    /// Records `id`'s acknowledgement of request `round`; if it is newer than
+    /// any `id` acknowledged before and `id` votes, returns the first request
+    /// it newly credits: every request from there to `round` had not been
+    /// credited to `id` yet (an acknowledgement of a later request promises
+    /// from a later instant, so it backs every earlier one too).
     pub(crate) fn ack_round(&mut self, id: NodeId, round: u64) -> Option<u64> {
         if !self.is_voter(id) {
             return None;
         }
-        let acked = self.acked_round.entry(id).or_insert(0);
-        let before = *acked;
-        (round > before).then(|| {
-            *acked = round;
-            before
-        })
+        match self.acked_round.get_mut(&id) {
+            None => {
+                self.acked_round.insert(id, round);
+                Some(0)
+            }
+            Some(acked) if round > *acked => {
+                let from = *acked + 1;
+                *acked = round;
+                Some(from)
+            }
+            Some(_) => None,
+        }
     }
 
-    /// The members that acknowledged a heartbeat round of this node's current
+    /// The members that acknowledged a request of this node's current claim or
     /// leadership, ascending.
     pub(crate) fn acknowledging(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.acked_round
-            .iter()
-            .filter(|&(_, &round)| round > 0)
-            .map(|(&id, _)| id)
+        self.acked_round.keys().copied()
     }
 
-    /// The latest heartbeat round of the current leadership `id` acknowledged
-    /// (0: none yet).
-    pub(crate) fn acked_round(&self, id: NodeId) -> u64 {
-        self.acked_round.get(&id).copied().unwrap_or(0)
+    /// The latest request of the current claim and leadership `id`
+    /// acknowledged, if any.
+    pub(crate) fn acked_round(&self, id: NodeId) -> Option<u64> {
+        self.acked_round.get(&id).copied()
     }
 
     // ----- membership changes -----
@@ -277,11 +274,6 @@ impl Members {
         true
     }
 
-    /// Whether `id` acknowledged this node's current claim.
-    pub(crate) fn acked_claim(&self, id: NodeId) -> bool {
-        self.claim_acked.contains(&id)
-    }
-
     /// Removes a member other than this node; `false` if it is not one.
     pub(crate) fn remove(&mut self, id: NodeId) -> bool {
         let Ok(index) = self.list.ids.binary_search(&id) else {
@@ -298,7 +290,6 @@ impl Members {
         }
         self.suspected.remove(&id);
         self.resigned.remove(&id);
-        self.claim_acked.remove(&id);
         self.acked_round.remove(&id);
         true
     }

@@ -81,25 +81,40 @@ pub enum Message {
         /// The term of the election being answered.
         term: Term,
     },
-    /// "I am the coordinator for `term`" ("Victory"), sent by the winner.
+    /// "I am the coordinator for `term`" ("Victory"), sent by the winner. With a
+    /// quorum (`Config::with_quorum`) it is a claim: "vote for my leadership of
+    /// `term`", answered by an [`Message::Ack`] that names the same `round`.
     Coordinator {
         /// The term of the new leadership.
         term: Term,
+        /// With a quorum, this request's number among the sender's requests
+        /// for acknowledgement in `term`: its claim's asks first, from 0, then
+        /// its heartbeat rounds. A vote counts only for the request it
+        /// answers, so a claim asked again never dates its lease from a later
+        /// ask than the vote promised from. 0 without a quorum.
+        round: u64,
     },
     /// The leader's periodic "still here", the failure detector's input.
     Heartbeat {
         /// The term of the sender's leadership.
         term: Term,
-        /// The round's number within the leadership (from 1), which an [`Message::Ack`]
+        /// The round's number within the leadership, which an [`Message::Ack`]
         /// names so the leader can date its lease from the round's send time.
+        /// Without a quorum the rounds count from 1; with one they continue the
+        /// numbers of the claim's asks (see [`Message::Coordinator`]), so they
+        /// count from 1 after a claim asked once.
         round: u64,
     },
-    /// With a quorum (`Config::with_quorum`): "I acknowledge your Coordinator
-    /// (`round` 0, my vote in `term`) or your heartbeat round `round`".
+    /// With a quorum (`Config::with_quorum`): "I acknowledge your request
+    /// `round` of `term`": a vote for the claim, if `round` is one of its asks
+    /// ([`Message::Coordinator`]), else the heartbeat round. Either way the
+    /// sender promises, from the moment it received that request, not to vote
+    /// against this leadership for a follower lease.
     Ack {
         /// The term of the leadership acknowledged.
         term: Term,
-        /// 0 for the Coordinator, else the heartbeat round.
+        /// The number of the request acknowledged: a claim's ask or a
+        /// heartbeat round.
         round: u64,
     },
     /// "I am stepping down from the leadership of `term`" (a graceful shutdown,
@@ -178,7 +193,7 @@ impl Message {
         match *self {
             Message::Election { term }
             | Message::Answer { term }
-            | Message::Coordinator { term }
+            | Message::Coordinator { term, .. }
             | Message::Heartbeat { term, .. }
             | Message::Ack { term, .. }
             | Message::Resign { term, .. }

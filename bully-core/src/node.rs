@@ -122,8 +122,11 @@ pub struct Node {
     ring: ring::RingState,
     /// The quorum gate: votes, promises, claims and the lease.
     gate: quorum::QuorumGate,
-    /// The number of the last heartbeat round sent in the current leadership.
-    round: u64,
+    /// The number the next request for acknowledgement takes (a claim's ask or
+    /// a heartbeat round): from 0 at a claim's first ask in a new term, on
+    /// through its heartbeat rounds (`quorum.rs`); without a quorum, from 1 at
+    /// each leadership's first heartbeat.
+    next_round: u64,
     /// The leader timeout last armed and the rank and missed heartbeats it was
     /// computed for, so that re-arming the detector on every heartbeat costs a
     /// comparison rather than `Timings::leader_timeout_after_loss`'s `Duration`
@@ -134,10 +137,10 @@ pub struct Node {
     heartbeat_loss: heartbeat_loss::HeartbeatLoss,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
-    /// Restored from the initial durable state (`Node::restore`) and not yet
-    /// started: under A3 it never acknowledged a leader, so its start owes no
-    /// promise and holds no vote.
-    persisted_nothing: bool,
+    /// Declared a first boot (`DurableState::first_boot`), and no vote or
+    /// acknowledgement sent since: it has promised nothing, so it owes no
+    /// promise to nobody at its start.
+    promised_nothing: bool,
 }
 
 impl Node {
@@ -166,18 +169,18 @@ impl Node {
             modified,
             ring,
             gate,
-            round,
+            next_round,
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
             heartbeat_loss,
             connectivity,
-            persisted_nothing,
+            promised_nothing,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, gate, round, heartbeat_loss),
-            (connectivity, persisted_nothing),
+            (modified, ring, gate, next_round, heartbeat_loss),
+            (connectivity, promised_nothing),
         )
     }
 }
@@ -245,11 +248,11 @@ impl Node {
             modified: modified::Collection::default(),
             ring: ring::RingState::default(),
             gate: quorum::QuorumGate::default(),
-            round: 0,
+            next_round: 0,
             leader_timeout_memo: None,
             heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
             connectivity: connectivity::Connectivity::default(),
-            persisted_nothing: false,
+            promised_nothing: false,
         }
     }
 
@@ -359,8 +362,9 @@ impl Node {
     /// while let Some(transmit) = node.poll_transmit() {
     ///     // Member 2 votes for the claim: with 3's own vote, a majority.
     ///     if transmit.to == NodeId(2) {
-    ///         if let Message::Coordinator { term } = transmit.message {
-    ///             node.handle_message(later, NodeId(2), Message::Ack { term, round: 0 });
+    ///         if let Message::Coordinator { term, round } = transmit.message {
+    ///             // The vote names the ask it answers.
+    ///             node.handle_message(later, NodeId(2), Message::Ack { term, round });
     ///         }
     ///     }
     /// }
@@ -382,10 +386,12 @@ impl Node {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use bully_core::{Config, Node, NodeId, Quorum};
+    /// use bully_core::{Config, DurableState, Node, NodeId, Quorum};
     ///
     /// let config = Config::default().with_quorum(Quorum::Majority);
-    /// let mut node = Node::new(NodeId(1), [NodeId(1)], config.clone())?;
+    /// // A new cluster of one (a first boot: it votes for itself at once).
+    /// let state = DurableState::first_boot();
+    /// let mut node = Node::with_durable_state(NodeId(1), [NodeId(1)], config.clone(), state)?;
     /// let now = Instant::now();
     /// node.start_election(now);
     /// let margin = config.default_lease_margin();
@@ -451,9 +457,9 @@ impl Node {
         self.members.clear_suspicion(from);
         self.note_heard_from(from);
         match message {
-            Message::Coordinator { term } => {
+            Message::Coordinator { term, round } => {
                 if self.quorum().is_some() {
-                    self.on_claim(now, from, term);
+                    self.on_claim(now, from, term, round);
                 } else {
                     self.object_to_announcement(from, term);
                     self.on_leadership(now, from, term, 0);
@@ -604,6 +610,17 @@ impl Node {
     fn clock(&mut self, now: Instant) -> Instant {
         let now = match self.latest {
             Some(latest) if latest > now => latest,
+            None => {
+                // Its first input: a node not declared a first boot may have
+                // promised something before it restarted, and votes for
+                // nobody for a follower lease from now, even before its
+                // start (docs/protocol.md, G10).
+                self.latest = Some(now);
+                if !self.promised_nothing {
+                    self.forget_promises(now);
+                }
+                now
+            }
             _ => now,
         };
         self.latest = Some(now);

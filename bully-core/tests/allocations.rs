@@ -111,7 +111,7 @@ fn an_elections_messages_allocate_nothing_once_warm() {
         let steps = [
             (lower, Message::Election { term }, 4),
             (leader, Message::Answer { term }, 0),
-            (leader, Message::Coordinator { term }, 1),
+            (leader, Message::Coordinator { term, round: 0 }, 1),
             (leader, Message::Heartbeat { term, round: 1 }, 0),
         ];
         for (from, message, outputs) in steps {
@@ -130,7 +130,14 @@ fn an_elections_messages_allocate_nothing_once_warm() {
         }
     };
     // It follows 64, then one election grows its queues to their working size.
-    node.handle_message(now, leader, Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        now,
+        leader,
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     while node.poll_event().is_some() {}
     election(&mut node, now, 2);
 

@@ -104,7 +104,10 @@ fn three_shut_down_while_announcing_tells_1_and_2_who_elect_at_once() {
     one.start(t0);
     three.start(t0);
     let announced: Vec<Transmit> = std::iter::from_fn(|| three.poll_transmit()).collect();
-    let coordinator = Message::Coordinator { term: Term(1) };
+    let coordinator = Message::Coordinator {
+        term: Term(1),
+        round: 0,
+    };
     assert!(announced.iter().all(|t| t.message == coordinator));
     // 1 follows the announcement; 3 does not lead yet (it waits for objections).
     one.handle_message(t0, NodeId(3), coordinator.clone());
@@ -180,17 +183,18 @@ fn five_back_announcing_term_2() -> (bully_core::Node, std::time::Instant) {
     let durable = DurableState {
         term: Term(1),
         vote: None,
+        first_boot: false,
     };
     let mut five =
         Node::with_durable_state(NodeId(5), members, Config::default(), durable).unwrap();
     five.start(t0);
     let announced: Vec<_> = std::iter::from_fn(|| five.poll_transmit()).collect();
     assert_eq!(announced.len(), 4);
-    assert!(
-        announced
-            .iter()
-            .all(|t| t.message == Message::Coordinator { term: Term(2) })
-    );
+    assert!(announced.iter().all(|t| t.message
+        == Message::Coordinator {
+            term: Term(2),
+            round: 0
+        }));
     assert_eq!(five.role(), Role::Candidate);
     (five, t0)
 }
@@ -211,8 +215,11 @@ fn a_sitting_leader_two_terms_on_objects_and_five_stands_above_its_term() {
     );
     let sent: Vec<_> = std::iter::from_fn(|| five.poll_transmit()).collect();
     assert!(
-        sent.iter()
-            .all(|t| t.message == Message::Coordinator { term: Term(4) }),
+        sent.iter().all(|t| t.message
+            == Message::Coordinator {
+                term: Term(4),
+                round: 0
+            }),
         "5 stands in term 4 at once: {sent:?}"
     );
     assert_eq!(sent.len(), 4);

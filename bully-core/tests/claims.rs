@@ -16,6 +16,8 @@ use bully_core::{
     Term, Transmit,
 };
 
+mod support;
+
 fn majority() -> Config {
     Config::default().with_quorum(Quorum::Majority)
 }
@@ -53,12 +55,16 @@ fn to(id: u64, message: Message) -> Transmit {
     }
 }
 
-/// A Coordinator: with a quorum, a claim to vote on.
+/// A Coordinator: with a quorum, the first ask of a claim to vote on.
 fn claim(term: u64) -> Message {
-    Message::Coordinator { term: Term(term) }
+    Message::Coordinator {
+        term: Term(term),
+        round: 0,
+    }
 }
 
-/// An acknowledgement of heartbeat `round` (round 0: of the claim, a vote).
+/// An acknowledgement of request `round` (round 0: the claim's first ask, a
+/// vote).
 fn ack(term: u64, round: u64) -> Message {
     Message::Ack {
         term: Term(term),
@@ -66,7 +72,7 @@ fn ack(term: u64, round: u64) -> Message {
     }
 }
 
-/// A vote: the acknowledgement of a claim.
+/// A vote: the acknowledgement of a claim's first ask.
 fn vote(term: u64) -> Message {
     ack(term, 0)
 }
@@ -108,7 +114,7 @@ fn dropped(node: &Node, reason: DropReason) -> u64 {
 /// and when it began to lead (its claim went out then too).
 fn leading(id: u64, config: Config) -> (Node, Instant) {
     let mut now = Instant::now();
-    let mut node = Node::new(NodeId(id), ids(1..=3), config).unwrap();
+    let mut node = support::first_boot(id, ids(1..=3), config);
     node.start_election(now);
     let mut sent = drain(&mut node);
     while !sent.contains(&to(1, claim(1))) {
@@ -128,7 +134,7 @@ fn leading(id: u64, config: Config) -> (Node, Instant) {
 /// it voted for nobody), and promises 3 its vote until a follower lease later.
 fn following_3_in_term_5() -> (Node, Instant) {
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), majority()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), majority());
     node.handle_message(t0, NodeId(3), heartbeat(5, 1));
     assert_eq!(drain(&mut node), vec![to(3, ack(5, 1))]);
     assert_eq!(leader(&node), Some((3, 5)));
@@ -169,7 +175,7 @@ fn a_claim_below_the_token_a_member_follows_is_stale_and_never_gets_its_vote() {
 /// for it; it takes up term 5 and probes to stand.
 fn claimed_by_1_in_term_5() -> (Node, Instant) {
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), ids(1..=3), majority()).unwrap();
+    let mut node = support::first_boot(2, ids(1..=3), majority());
     node.handle_message(t0, NodeId(1), claim(5));
     assert_eq!(drain(&mut node), vec![to(1, probe(5)), to(3, probe(5))]);
     (node, t0)
@@ -234,7 +240,7 @@ fn a_leader_that_hears_a_lower_member_claim_a_newer_term_keeps_leading() {
 #[test]
 fn a_repeated_claim_from_the_leader_a_member_voted_for_and_follows_gets_the_same_vote() {
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), majority()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), majority());
     node.handle_message(t0, NodeId(3), claim(1));
     assert_eq!(drain(&mut node), vec![to(3, vote(1))]);
     node.handle_message(t0, NodeId(3), heartbeat(1, 1));
@@ -261,7 +267,7 @@ fn a_repeated_claim_from_the_leader_a_member_voted_for_and_follows_gets_the_same
 fn a_member_that_voted_for_2_in_term_4_refuses_3s_claim_of_term_4_for_good() {
     let config = majority();
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), config.clone());
     node.handle_message(t0, NodeId(2), claim(4));
     assert_eq!(drain(&mut node), vec![to(2, vote(4))]);
     node.handle_message(t0 + Duration::from_millis(10), NodeId(3), claim(4));
@@ -286,7 +292,7 @@ fn a_member_that_voted_for_2_in_term_4_refuses_3s_claim_of_term_4_for_good() {
 fn a_member_that_voted_for_2_in_term_1_votes_for_3s_claim_of_term_2() {
     let config = majority();
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), config.clone());
     node.handle_message(t0, NodeId(2), claim(1));
     assert_eq!(drain(&mut node), vec![to(2, vote(1))]);
     node.handle_message(t0 + config.follower_lease(), NodeId(3), claim(2));
@@ -305,7 +311,7 @@ fn a_member_that_voted_for_2_in_term_1_votes_for_3s_claim_of_term_2() {
 fn a_member_that_votes_for_a_new_claimant_lets_its_silent_leader_go() {
     let config = majority();
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), config.clone());
     node.handle_message(t0, NodeId(2), claim(1));
     node.handle_message(t0, NodeId(2), heartbeat(1, 1));
     drain(&mut node);
@@ -340,7 +346,7 @@ fn a_member_that_votes_for_a_new_claimant_lets_its_silent_leader_go() {
 fn a_member_running_its_own_election_ends_it_when_it_votes_for_a_claim() {
     let config = majority();
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
+    let mut node = support::first_boot(1, ids(1..=3), config.clone());
     node.start_election(t0);
     assert_eq!(
         drain(&mut node),
@@ -421,7 +427,7 @@ fn a_claim_that_came_to_nothing_is_made_again_in_its_own_term() {
         .with_algorithm(Algorithm::Modified)
         .with_leader_timeout(Duration::from_secs(2));
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    let mut node = support::first_boot(2, ids(1..=3), config);
     node.handle_message(t0, NodeId(3), heartbeat(1, 1));
     drain(&mut node);
     let (at, sent) = next_timer(&mut node);
@@ -461,7 +467,13 @@ fn a_claim_that_came_to_nothing_is_made_again_in_its_own_term() {
         "1's election came to nothing: 2 runs it again in term 2"
     );
     let (_, sent) = next_timer(&mut node);
-    assert_eq!(sent, vec![to(1, claim(2)), to(3, claim(2))]);
+    // The claim's second ask in term 2: a vote for the first would name
+    // round 0 and back nothing later than it.
+    let second_ask = Message::Coordinator {
+        term: Term(2),
+        round: 1,
+    };
+    assert_eq!(sent, vec![to(1, second_ask.clone()), to(3, second_ask)]);
     assert_eq!(node.term(), Term(2));
     assert_eq!(node.role(), Role::Candidate);
 }
@@ -481,7 +493,7 @@ fn a_member_that_voted_for_2_in_term_1_and_then_wins_term_1_stands_in_term_2_ins
         .with_algorithm(Algorithm::Ring)
         .with_preemption(Preemption::Never);
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    let mut node = support::first_boot(3, ids(1..=3), config);
     node.handle_message(t0, NodeId(2), claim(1));
     assert_eq!(drain(&mut node), vec![to(2, vote(1))]);
     let pass = Message::RingCoordinator {
@@ -589,7 +601,7 @@ fn a_member_taking_over_asks_the_lower_leader_to_yield_once_its_own_resign_delay
 fn a_member_that_raises_its_flag_for_an_election_resigns_nothing_it_did_not_lead() {
     let config = majority().with_algorithm(Algorithm::Modified);
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
+    let mut node = support::first_boot(2, ids(1..=3), config);
     node.handle_message(t0, NodeId(1), election(1));
     assert_eq!(drain(&mut node), vec![to(1, probe(0)), to(3, probe(0))]);
     for from in [1, 3] {

@@ -129,10 +129,31 @@ fn messages_from_strangers_from_itself_and_from_far_ahead_are_counted_and_change
     events(&mut node);
     let (term, role, deadline) = (node.term(), node.role(), node.poll_timeout());
 
-    node.handle_message(now, NodeId(99), Message::Coordinator { term: Term(5) });
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(5) });
+    node.handle_message(
+        now,
+        NodeId(99),
+        Message::Coordinator {
+            term: Term(5),
+            round: 0,
+        },
+    );
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(5),
+            round: 0,
+        },
+    );
     let far = Term(term.0 + Config::default().max_term_lead() + 1);
-    node.handle_message(now, NodeId(3), Message::Coordinator { term: far });
+    node.handle_message(
+        now,
+        NodeId(3),
+        Message::Coordinator {
+            term: far,
+            round: 0,
+        },
+    );
 
     let dropped = node.stats().dropped;
     assert_eq!(dropped[DropReason::NotMember], 1);
@@ -230,7 +251,14 @@ fn events_come_in_the_documented_order() {
     );
     // A Coordinator from a higher term and lower id: 3 bullies back, after
     // stepping down from the leadership that token out-ranks.
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(4) });
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(4),
+            round: 0,
+        },
+    );
     assert_eq!(
         events(&mut node),
         [

@@ -20,7 +20,7 @@ fn every_kind() -> Vec<(&'static str, Message)> {
     vec![
         ("election", Message::Election { term }),
         ("answer", Message::Answer { term }),
-        ("coordinator", Message::Coordinator { term }),
+        ("coordinator", Message::Coordinator { term, round: 300 }),
         ("heartbeat", Message::Heartbeat { term, round: 300 }),
         ("ack", Message::Ack { term, round: 300 }),
         (

@@ -101,7 +101,10 @@ fn a_forged_coordinator_from_a_made_up_high_id_takes_over_nothing() {
         let n = 5;
         let mut sim = settled(algorithm, n);
         for to in 1..=n {
-            let forged = Message::Coordinator { term: Term(1_000) };
+            let forged = Message::Coordinator {
+                term: Term(1_000),
+                round: 0,
+            };
             sim.inject(NodeId(99), NodeId(to), forged).unwrap();
         }
         sim.run_for(sim.settle_bound());
@@ -138,6 +141,7 @@ fn a_term_far_ahead_is_refused_and_cannot_exhaust_the_term_space() {
                 NodeId(to),
                 Message::Coordinator {
                     term: Term(u64::MAX),
+                    round: 0,
                 },
             )
             .unwrap();
@@ -174,7 +178,10 @@ fn no_single_input_makes_any_node_send_more_than_there_are_members() {
         Message::Election { term: Term(1) },
         Message::Election { term: Term(7) },
         Message::Answer { term: Term(1) },
-        Message::Coordinator { term: Term(3) },
+        Message::Coordinator {
+            term: Term(3),
+            round: 0,
+        },
         Message::Heartbeat {
             term: Term(9),
             round: 1,

@@ -13,7 +13,14 @@ const INTERVAL: Duration = Duration::from_millis(100);
 /// Process 4 following 5 in term 1 from `start`.
 fn follower_of_5(config: Config, start: Instant) -> Node {
     let mut node = Node::new(NodeId(4), (1..=5).map(NodeId), config).unwrap();
-    node.handle_message(start, NodeId(5), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        start,
+        NodeId(5),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     while node.poll_transmit().is_some() {}
     while node.poll_event().is_some() {}
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));

@@ -185,9 +185,9 @@ impl Packet {
     /// An order on packets, so the multiset in flight has one representation.
     fn key(&self) -> impl Ord + '_ {
         let (kind, term, round): (MessageKind, Term, u64) = match self.message {
-            Message::Heartbeat { term, round } | Message::Ack { term, round } => {
-                (self.message.kind(), term, round)
-            }
+            Message::Heartbeat { term, round }
+            | Message::Ack { term, round }
+            | Message::Coordinator { term, round } => (self.message.kind(), term, round),
             ref other => (other.kind(), other.term(), 0),
         };
         let ring: &[NodeId] = match &self.message {

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use bully_core::{Config, DurableState, Event, Node, NodeId, Term};
 
+mod support;
+
 /// Found by the `node` fuzz target (`fuzz/corpus/node/regression-nan-clock-drift`):
 /// `Config::leader_lease` on a configuration with a NaN clock drift (which
 /// `validate` refuses) panicked converting NaN seconds to a `Duration`. It now
@@ -50,6 +52,7 @@ fn a_node_at_the_last_term_never_leads_twice_with_one_token() {
     let state = DurableState {
         term: last,
         vote: None,
+        first_boot: false,
     };
     let mut node =
         Node::with_durable_state(NodeId(1), [NodeId(1)], Config::default(), state).unwrap();
@@ -166,6 +169,7 @@ fn a_restored_vote_ahead_of_the_term_starts_one_election_not_one_per_term() {
     node.restore(DurableState {
         term: Term(0),
         vote: Some((Term(1_000), NodeId(1))),
+        first_boot: false,
     });
     let start = Instant::now();
     node.start(start);
@@ -224,6 +228,7 @@ fn a_node_that_voted_in_the_last_term_refuses_to_stand_instead_of_recursing() {
     node.restore(DurableState {
         term: Term(u64::MAX),
         vote: Some((Term(u64::MAX), NodeId(1))),
+        first_boot: false,
     });
     node.start_election(Instant::now());
     assert_ne!(node.role(), Role::Leader);
@@ -328,6 +333,7 @@ fn a_member_whose_later_vote_no_longer_binds_follows_a_leader_of_an_older_term()
         let state = DurableState {
             term: Term(2),
             vote: Some((Term(2), candidate)),
+            first_boot: false,
         };
         node.restore(state);
         let start = Instant::now();
@@ -389,11 +395,18 @@ fn a_member_still_promised_to_a_later_candidate_does_not_follow_an_older_term() 
     use bully_core::{Message, Quorum};
     let config = Config::default().with_quorum(Quorum::Majority);
     let members = [NodeId(1), NodeId(2), NodeId(3)];
-    let mut node = Node::new(NodeId(1), members, config.clone()).unwrap();
+    let mut node = support::first_boot(1, members, config.clone());
     let now = Instant::now();
-    // 2 claims term 2 and 1 votes for it (it has promised nothing since it was
-    // created, so the vote is cast at once).
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    // 2 claims term 2 and 1 votes for it (it has promised nothing since the
+    // cluster was created, so the vote is cast at once).
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(2),
+            round: 0,
+        },
+    );
     assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
     while node.poll_transmit().is_some() {}
     // A heartbeat of 3's term-1 leadership: following it would promise 3 while
@@ -515,7 +528,7 @@ fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_agai
         node.handle_timeout(at);
         let claim = std::iter::from_fn(|| node.poll_transmit())
             .find_map(|transmit| match transmit.message {
-                Message::Coordinator { term } => Some(term),
+                Message::Coordinator { term, .. } => Some(term),
                 _ => None,
             })
             .expect("a claim");
@@ -569,7 +582,11 @@ fn a_leader_probed_from_a_later_term_by_a_member_that_does_not_follow_leads_agai
         for to in [NodeId(1), NodeId(2)] {
             assert!(
                 sent.iter().any(|transmit| transmit.to == to
-                    && transmit.message == Message::Coordinator { term: reclaim }),
+                    && transmit.message
+                        == Message::Coordinator {
+                            term: reclaim,
+                            round: 0
+                        }),
                 "a claim of term {reclaim} to {to}: {sent:?}"
             );
         }
@@ -699,7 +716,14 @@ fn a_member_that_voted_for_a_claimant_does_not_go_back_to_its_lost_leader_while_
     }
     while node.poll_transmit().is_some() {}
     // 2 claims term 2, and 1 (whose promise to 3 ran out) votes for it.
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(2),
+            round: 0,
+        },
+    );
     assert_eq!(node.durable_state().vote, Some((Term(2), NodeId(2))));
     while node.poll_transmit().is_some() {}
     // 3's heartbeats come through again while the vote's promise to 2 runs.

@@ -102,7 +102,14 @@ fn a_vote_deferred_for_a_removed_claimant_is_never_cast() {
     );
     // 4 claims a later term: the promise defers the vote.
     let claim = node.term().next();
-    node.handle_message(now, NodeId(4), Message::Coordinator { term: claim });
+    node.handle_message(
+        now,
+        NodeId(4),
+        Message::Coordinator {
+            term: claim,
+            round: 0,
+        },
+    );
     assert!(
         drain(&mut node).is_empty(),
         "no vote while the promise runs"
@@ -294,7 +301,7 @@ fn removing_another_member_does_not_make_4_forget_that_its_leader_resigned() {
     let mut node = Node::new(NodeId(4), ids(1..=5), config.clone()).unwrap();
     let term = Term(3);
     // 4 votes for 5's claim, and follows it from its first heartbeat.
-    node.handle_message(now, NodeId(5), Message::Coordinator { term });
+    node.handle_message(now, NodeId(5), Message::Coordinator { term, round: 0 });
     node.handle_message(now, NodeId(5), Message::Heartbeat { term, round: 1 });
     drain(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));

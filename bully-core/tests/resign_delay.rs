@@ -9,7 +9,9 @@
 use std::time::{Duration, Instant};
 
 use bully_core::sim::{Simulation, TraceEntry, scenario};
-use bully_core::{Algorithm, Config, Event, Message, Node, NodeId, Quorum};
+use bully_core::{Algorithm, Config, Event, Message, NodeId, Quorum};
+
+mod support;
 
 /// `n` members settled under `n`; `n` leaves (it steps down and stops, as the
 /// agent does on Ctrl-C) and `n - 1` takes over; `n` comes back and preempts
@@ -208,7 +210,7 @@ fn a_leader_that_steps_down_resigns_as_soon_as_its_work_has_stopped() {
     let config = Config::default()
         .with_quorum(Quorum::AtLeast(1))
         .with_resign_delay(Duration::from_secs(1));
-    let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config).unwrap();
+    let mut node = support::first_boot(2, [NodeId(1), NodeId(2)], config);
     let now = Instant::now();
     node.start_election(now);
     while node.poll_transmit().is_some() {}

@@ -11,7 +11,14 @@ use bully_core::{
 fn following_3_in_term_5() -> (Node, Instant) {
     let now = Instant::now();
     let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), Config::default()).unwrap();
-    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
+    node.handle_message(
+        now,
+        NodeId(3),
+        Message::Coordinator {
+            term: Term(5),
+            round: 0,
+        },
+    );
     while node.poll_transmit().is_some() {}
     while node.poll_event().is_some() {}
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
@@ -26,7 +33,14 @@ fn process_1_elects_soon_when_its_leader_3_announces_an_older_leadership() {
     // staggered part of its leader timeout, not after a whole one.
     let (mut node, now) = following_3_in_term_5();
     let heard = now + Duration::from_millis(10);
-    node.handle_message(heard, NodeId(3), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        heard,
+        NodeId(3),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     assert_eq!(node.stats().dropped[DropReason::StaleLeader], 1);
     assert_eq!(node.leader(), None);
     assert_eq!(
@@ -50,7 +64,14 @@ fn an_older_leadership_from_another_member_changes_nothing() {
     // news, dropped; 1 keeps following 3, its leader timeout where it was.
     let (mut node, now) = following_3_in_term_5();
     let timeout = node.poll_timeout();
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     assert_eq!(node.stats().dropped[DropReason::StaleLeader], 1);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
     assert_eq!(node.poll_event(), None);
@@ -66,7 +87,7 @@ fn quorum_config() -> Config {
 /// against 3 runs from then.
 fn following_3(id: NodeId, term: Term, now: Instant) -> Node {
     let mut node = Node::new(id, [1, 2, 3].map(NodeId), quorum_config()).unwrap();
-    node.handle_message(now, NodeId(3), Message::Coordinator { term });
+    node.handle_message(now, NodeId(3), Message::Coordinator { term, round: 0 });
     node.handle_message(now, NodeId(3), heartbeat(term.0));
     sent(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
@@ -135,7 +156,13 @@ fn a_leaderless_member_whose_own_leadership_shares_a_term_with_a_lower_ones_name
     let out = sent(&mut node);
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].to, NodeId(2));
-    assert_eq!(out[0].message, Message::Coordinator { term: Term(1) });
+    assert_eq!(
+        out[0].message,
+        Message::Coordinator {
+            term: Term(1),
+            round: 0
+        }
+    );
 }
 
 #[test]
@@ -159,7 +186,14 @@ fn with_a_quorum_a_stale_leadership_is_only_dropped_by_a_follower_and_by_a_membe
     assert!(sent(&mut node).is_empty(), "a follower");
     // 2, leaderless, fenced by 3's term 5 (not its own): 1's term 1 is stale.
     let mut node = Node::new(NodeId(2), [1, 2, 3].map(NodeId), quorum_config()).unwrap();
-    node.handle_message(now, NodeId(3), Message::Coordinator { term: Term(5) });
+    node.handle_message(
+        now,
+        NodeId(3),
+        Message::Coordinator {
+            term: Term(5),
+            round: 0,
+        },
+    );
     node.handle_message(now, NodeId(3), heartbeat(5));
     node.handle_message(
         now,
@@ -185,10 +219,24 @@ fn without_a_quorum_a_lower_leadership_starts_a_new_election_only_if_newer_than_
     node.start_election(now);
     assert_eq!(node.term(), Term(1));
     sent(&mut node);
-    node.handle_message(now, NodeId(1), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        now,
+        NodeId(1),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     assert!(sent(&mut node).is_empty());
     assert_eq!(node.term(), Term(1));
-    node.handle_message(now, NodeId(1), Message::Coordinator { term: Term(5) });
+    node.handle_message(
+        now,
+        NodeId(1),
+        Message::Coordinator {
+            term: Term(5),
+            round: 0,
+        },
+    );
     let out = sent(&mut node);
     assert_eq!(node.term(), Term(6));
     assert!(
@@ -216,7 +264,14 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
     );
     assert_eq!(node.stats().dropped[DropReason::Outdated], 1);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
-    node.handle_message(now, NodeId(2), Message::Coordinator { term: Term(2) });
+    node.handle_message(
+        now,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(2),
+            round: 0,
+        },
+    );
     assert!(sent(&mut node).is_empty(), "the promise to 3 holds");
     node.handle_message(
         now,
@@ -288,6 +343,7 @@ fn a_member_restarted_with_a_vote_follows_an_older_leadership_unless_its_vote_bi
         let state = DurableState {
             term: Term(2),
             vote: Some((Term(2), NodeId(whom))),
+            first_boot: false,
         };
         let members = [1, 2, 3].map(NodeId);
         let mut node = Node::with_durable_state(NodeId(1), members, config.clone(), state).unwrap();

@@ -14,6 +14,8 @@ use bully_core::{
     Term, Transmit,
 };
 
+mod support;
+
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<NodeId> {
     range.map(NodeId).collect()
 }
@@ -147,7 +149,7 @@ fn process_3_asks_once_about_each_lower_leadership_then_follows_it_until_its_bac
         term: Term(5),
         round,
     };
-    let mut node = Node::new(NodeId(3), ids(1..=4), config.clone()).unwrap();
+    let mut node = support::first_boot(3, ids(1..=4), config.clone());
     node.handle_message(t0, NodeId(2), heartbeat(1));
     assert_eq!(
         kinds(&drain(&mut node)),
@@ -256,6 +258,7 @@ fn a_late_or_repeated_probe_reply_is_dropped_and_does_not_count() {
     let state = DurableState {
         term: Term(4),
         vote: None,
+        first_boot: false,
     };
     let mut node = Node::with_durable_state(NodeId(3), ids(1..=3), config, state).unwrap();
     node.start(Instant::now());
@@ -280,9 +283,11 @@ fn a_late_or_repeated_probe_reply_is_dropped_and_does_not_count() {
     assert!(drain(&mut node).is_empty(), "one reply of two: 3 waits");
     node.handle_message(at, NodeId(1), reply(4));
     assert!(
-        drain(&mut node)
-            .iter()
-            .any(|t| t.message == Message::Coordinator { term: Term(5) }),
+        drain(&mut node).iter().any(|t| t.message
+            == Message::Coordinator {
+                term: Term(5),
+                round: 0
+            }),
         "both replied: 3 claims term 5"
     );
 }
@@ -384,7 +389,7 @@ fn a_probe_reply_names_the_leader_heard_within_the_last_leader_timeout_and_no_lo
         let heard = Instant::now();
         let mut node = Node::new(NodeId(1), ids(1..=3), config.clone()).unwrap();
         let term = Term(1);
-        node.handle_message(heard, NodeId(3), Message::Coordinator { term });
+        node.handle_message(heard, NodeId(3), Message::Coordinator { term, round: 0 });
         node.handle_message(heard, NodeId(3), Message::Heartbeat { term, round: 1 });
         drain(&mut node);
         assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(3)));
@@ -447,7 +452,7 @@ fn a_probe_verdict_answers_lower_elections_for_one_leader_timeout() {
         let (mut node, t0) = asked_by_1(config.clone(), 3, &[1, 3]);
         assert!(kinds(&drain(&mut node)).contains(&(1, "answer")));
         let term = Term(2);
-        node.handle_message(t0, NodeId(3), Message::Coordinator { term });
+        node.handle_message(t0, NodeId(3), Message::Coordinator { term, round: 0 });
         node.handle_message(t0, NodeId(3), Message::Heartbeat { term, round: 1 });
         let at = t0 + after;
         let round = Message::Heartbeat { term, round: 2 };
@@ -555,7 +560,7 @@ fn process_3_set_on_taking_over_from_2_does_not_go_back_to_following_it() {
     let t0 = Instant::now();
     let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
     let term = Term(1);
-    node.handle_message(t0, NodeId(2), Message::Coordinator { term });
+    node.handle_message(t0, NodeId(2), Message::Coordinator { term, round: 0 });
     node.handle_message(t0, NodeId(2), Message::Heartbeat { term, round: 1 });
     drain(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(2)));
@@ -626,7 +631,14 @@ fn the_stable_period_runs_from_the_first_contact_with_a_lower_leader() {
     let t0 = Instant::now();
     let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
     for (at, term) in [(t0, 1), (t0 + Duration::from_millis(300), 2)] {
-        node.handle_message(at, NodeId(2), Message::Coordinator { term: Term(term) });
+        node.handle_message(
+            at,
+            NodeId(2),
+            Message::Coordinator {
+                term: Term(term),
+                round: 0,
+            },
+        );
         let heartbeat = Message::Heartbeat {
             term: Term(term),
             round: 1,
@@ -663,8 +675,15 @@ fn an_election_that_came_to_nothing_is_run_again_in_its_own_term_while_the_probe
     // 2 asks again first.
     let config = Config::default().with_quorum(Quorum::Majority);
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(2), ids(1..=3), config).unwrap();
-    node.handle_message(t0, NodeId(3), Message::Coordinator { term: Term(1) });
+    let mut node = support::first_boot(2, ids(1..=3), config);
+    node.handle_message(
+        t0,
+        NodeId(3),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     let heartbeat = Message::Heartbeat {
         term: Term(1),
         round: 1,

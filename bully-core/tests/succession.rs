@@ -126,8 +126,15 @@ fn following_5(now: Instant) -> Node {
 /// `id` of 1..=5, with a majority quorum, follows 5's leadership of term 1.
 fn member_following_5(id: NodeId, now: Instant) -> Node {
     let members = [1, 2, 3, 4, 5].map(NodeId);
-    let mut node = Node::new(id, members, majority(Algorithm::Classic)).unwrap();
-    node.handle_message(now, NodeId(5), Message::Coordinator { term: Term(1) });
+    let mut node = support::first_boot(id.0, members, majority(Algorithm::Classic));
+    node.handle_message(
+        now,
+        NodeId(5),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     node.handle_message(
         now,
         NodeId(5),

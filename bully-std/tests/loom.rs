@@ -85,7 +85,10 @@ fn node(id: u64, members: &[u64]) -> Node {
 }
 
 fn coordinator(term: u64) -> Message {
-    Message::Coordinator { term: Term(term) }
+    Message::Coordinator {
+        term: Term(term),
+        round: 0,
+    }
 }
 
 /// Every event left in a subscription, until the driver's close.

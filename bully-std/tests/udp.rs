@@ -180,7 +180,10 @@ fn forged_and_garbage_datagrams_are_dropped_and_counted() {
     forger
         .encode(
             NodeId(1),
-            &Message::Coordinator { term: Term(99) },
+            &Message::Coordinator {
+                term: Term(99),
+                round: 0,
+            },
             &mut frame,
         )
         .unwrap();

@@ -63,6 +63,7 @@ fn forged_frame() -> Vec<u8> {
             NodeId(2),
             &bully_core::Message::Coordinator {
                 term: bully_core::Term(1_000),
+                round: 0,
             },
             &mut frame,
         )

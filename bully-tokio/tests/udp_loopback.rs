@@ -110,7 +110,10 @@ async fn garbage_forgeries_and_replays_are_counted_and_dropped() {
     forger
         .encode(
             NodeId(2),
-            &Message::Coordinator { term: Term(99) },
+            &Message::Coordinator {
+                term: Term(99),
+                round: 0,
+            },
             &mut frame,
         )
         .unwrap();

@@ -62,7 +62,7 @@ fn awaiting_coordinator(n: u64, start: Instant) -> Node {
 
 fn follower(n: u64, start: Instant) -> Node {
     let mut node = awaiting_coordinator(n, start);
-    node.handle_message(start, NodeId(n), Message::Coordinator { term: Term(1) });
+    node.handle_message(start, NodeId(n), Message::Coordinator { term: Term(1), round: 0 });
     drain(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(n)));
     node
@@ -96,7 +96,7 @@ fn answer_setup(n: u64) -> Box<Input> {
 /// An answered candidate hears the Coordinator of `N`.
 fn coordinator_setup(n: u64) -> Box<Input> {
     let start = Instant::now();
-    let message = Message::Coordinator { term: Term(1) };
+    let message = Message::Coordinator { term: Term(1), round: 0 };
     input(awaiting_coordinator(n, start), start, NodeId(n), message)
 }
 
@@ -188,7 +188,7 @@ fn message(kind: &str) -> Message {
     match kind {
         "Election" => Message::Election { term },
         "Answer" => Message::Answer { term },
-        "Coordinator" => Message::Coordinator { term },
+        "Coordinator" => Message::Coordinator { term, round: 0 },
         "Heartbeat" => Message::Heartbeat { term, round: 1 },
         "Ack" => Message::Ack { term, round: 1 },
         "Resign" => Message::Resign { term, successor: None },

@@ -16,12 +16,13 @@ pub struct BullyPeer {
 
 impl BullyPeer {
     /// Member `id` of `1..=n` with `config`: a member that persists its
-    /// state, at its first start (restored from the initial durable state, as
-    /// raft-rs's and omnipaxos's members start from empty storage), so that with
-    /// a quorum it votes at once rather than waiting out a forgotten promise.
+    /// state, at the declared first boot of a new cluster
+    /// ([`DurableState::first_boot`], as raft-rs's and omnipaxos's members
+    /// start from empty storage), so that with a quorum it votes at once rather
+    /// than waiting out a promise it might have forgotten.
     pub fn new(id: u64, n: u64, config: Config, base: Instant) -> Self {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::default())
+        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::first_boot())
             .expect("a valid configuration");
         BullyPeer { node, base }
     }

@@ -49,11 +49,11 @@ pub struct Watched {
 }
 
 impl Watched {
-    /// Member `id` of `1..=n` with `config`, restored from the initial durable
-    /// state as [`crate::bully::BullyPeer::new`] builds it.
+    /// Member `id` of `1..=n` with `config`, declared a first boot as
+    /// [`crate::bully::BullyPeer::new`] builds it.
     pub fn new(id: u64, n: u64, config: Config, base: Instant) -> Self {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::default())
+        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::first_boot())
             .expect("a valid configuration");
         Watched {
             node,

@@ -165,6 +165,7 @@ fn the_persister_hands_over_each_new_state_once_and_not_the_first() {
     let elected = DurableState {
         term: Term(1),
         vote: None,
+        first_boot: false,
     };
     assert_eq!(*saved.lock().unwrap(), [elected]);
 
@@ -301,8 +302,22 @@ fn the_core_counts_its_inputs_and_sends_and_who_was_heard() {
     core.start(t0);
     core.woke();
     core.woke();
-    core.handle_message(t0, NodeId(2), Message::Coordinator { term: Term(1) });
-    core.handle_message(t0, NodeId(9), Message::Coordinator { term: Term(2) });
+    core.handle_message(
+        t0,
+        NodeId(2),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
+    core.handle_message(
+        t0,
+        NodeId(9),
+        Message::Coordinator {
+            term: Term(2),
+            round: 0,
+        },
+    );
     core.sent(true);
     core.sent(true);
     core.sent(false);

@@ -22,10 +22,11 @@ impl Node {
     /// other policies it first listens for the sitting leader's heartbeats for
     /// one leader timeout, and only elects if it hears none.
     ///
-    /// With a quorum a node refuses every vote for a follower lease after its
-    /// start, in case it acknowledged a leader before a restart and forgot it;
-    /// unless it was restored from the initial durable state
-    /// ([`Node::restore`]), which says it never did.
+    /// With a quorum a node refuses every vote, its own included, for a
+    /// follower lease after its start (and after its first input), in case it
+    /// acknowledged a leader before a restart and forgot it; unless it was
+    /// declared a first boot ([`DurableState::first_boot`](crate::DurableState::first_boot)),
+    /// which says it never did.
     ///
     /// ```
     /// use std::time::{Duration, Instant};
@@ -37,7 +38,7 @@ impl Node {
     /// three.start(booted);
     /// let announced: Vec<_> = std::iter::from_fn(|| three.poll_transmit()).collect();
     /// assert_eq!(announced.len(), 2);
-    /// assert!(announced.iter().all(|t| t.message == Message::Coordinator { term: three.term() }));
+    /// assert!(announced.iter().all(|t| t.message == Message::Coordinator { term: three.term(), round: 0 }));
     /// // ...and leads once nobody objected within the answer timeout.
     /// assert_eq!(three.role(), Role::Candidate);
     /// three.handle_timeout(booted + Config::default().answer_timeout());
@@ -46,7 +47,9 @@ impl Node {
     /// ```
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
-        let owes_promises = !std::mem::take(&mut self.persisted_nothing);
+        // Declared a first boot, it promised nothing it could have forgotten
+        // (G10); any other start may follow a restart that lost promises.
+        let owes_promises = !self.promised_nothing;
         self.note_started(now);
         if owes_promises {
             self.forget_promises(now);
@@ -140,12 +143,13 @@ impl Node {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
+    /// use bully_core::{Config, DurableState, Message, Node, NodeId, Quorum};
     ///
     /// let config = Config::default()
     ///     .with_quorum(Quorum::AtLeast(1))
     ///     .with_resign_delay(Duration::from_secs(1));
-    /// let mut node = Node::new(NodeId(2), [NodeId(1), NodeId(2)], config)?;
+    /// let first_boot = DurableState::first_boot();
+    /// let mut node = Node::with_durable_state(NodeId(2), [NodeId(1), NodeId(2)], config, first_boot)?;
     /// let now = Instant::now();
     /// node.start_election(now);
     /// while node.poll_transmit().is_some() {}

@@ -1,12 +1,34 @@
 //! What a node keeps across a restart to keep its promises: [`DurableState`],
 //! read with [`Node::durable_state`] and given back with
-//! [`Node::with_durable_state`] or [`Node::restore`].
+//! [`Node::with_durable_state`] or [`Node::restore`]; and the first boot of a
+//! new cluster, which is declared, never guessed from a missing state.
 
 use crate::message::{NodeId, Term};
 use crate::node::Node;
 
 /// What a node must keep across a restart to keep its promises: see
 /// [`Node::durable_state`] and [`Node::with_durable_state`].
+///
+/// [`DurableState::default()`] is what a member that lost its state has (a
+/// missing or replaced state file): it may have voted, or promised a leader not
+/// to vote against it, and forgotten. With a quorum such a member votes for
+/// nobody, itself included, for a follower lease after its start. Only a
+/// member of a cluster being created, that has never run, may vote at once;
+/// its operator or program says so with [`DurableState::first_boot`], as
+/// etcd's `--initial-cluster-state new` does.
+///
+/// ```
+/// use bully_core::{Config, DurableState, Node, NodeId, Quorum};
+/// let config = Config::default().with_quorum(Quorum::Majority);
+/// let members = [NodeId(1), NodeId(2), NodeId(3)];
+/// // The first start of a new cluster: declared, so it votes at once.
+/// let new = Node::with_durable_state(NodeId(2), members, config.clone(), DurableState::first_boot())?;
+/// assert!(new.durable_state().first_boot);
+/// // A state file that went missing reads as the default: not a first boot.
+/// let lost = Node::with_durable_state(NodeId(2), members, config, DurableState::default())?;
+/// assert!(!lost.durable_state().first_boot);
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -15,6 +37,31 @@ pub struct DurableState {
     pub term: Term,
     /// With a quorum, the latest vote: `(term, candidate)`.
     pub vote: Option<(Term, NodeId)>,
+    /// This member has never promised anything: declared by whoever creates
+    /// the cluster ([`DurableState::first_boot`]), and false from the first
+    /// vote or acknowledgement it sends on. With a quorum it lets the start
+    /// vote at once instead of a follower lease later. Read as `false` when
+    /// absent (`serde`), so a state written before this field existed is a
+    /// restart.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub first_boot: bool,
+}
+
+impl DurableState {
+    /// The state of a member of a cluster being created now, before its first
+    /// start: it never voted and never acknowledged a leader, so with a quorum
+    /// it votes as soon as it starts and a cold start agrees within a few
+    /// message delays. State it only for a member that has truly never run in
+    /// this cluster: a member that ran, lost its state and is declared new
+    /// again may vote while a lease it backed still runs, and two members can
+    /// then lead at once.
+    pub const fn first_boot() -> DurableState {
+        DurableState {
+            term: Term(0),
+            vote: None,
+            first_boot: true,
+        }
+    }
 }
 
 impl Node {
@@ -22,18 +69,19 @@ impl Node {
     /// [`Node::with_durable_state`] does); terms never go backwards, so a state
     /// older than the node's is ignored.
     ///
-    /// Restoring the initial state ([`DurableState::default`], what a member
-    /// that persists its state has before its first start) says that this
-    /// member has never acknowledged a leader: with a quorum its
-    /// [`start`](Node::start) then votes at once, where a node that was not
-    /// restored, or restored a later state, first refuses every vote for a
-    /// follower lease in case it forgot a promise. So a member that persists
-    /// its state restores it, or the initial state when there is none yet, and
-    /// a cold start with a quorum agrees within six message delays instead of
-    /// a follower lease later.
+    /// A state with [`first_boot`](DurableState::first_boot) set, restored into
+    /// a node that has seen nothing yet, says this member never promised
+    /// anything: with a quorum its [`start`](Node::start) then votes at once.
+    /// Every other node, restored or not, refuses every vote for a follower
+    /// lease from its first input and from its start, in case it acknowledged
+    /// a leader before it restarted and forgot.
     pub fn restore(&mut self, state: DurableState) {
-        self.persisted_nothing =
-            state == DurableState::default() && self.durable_state() == DurableState::default();
+        self.promised_nothing = state.first_boot
+            && state.term == Term(0)
+            && state.vote.is_none()
+            && self.latest.is_none()
+            && self.term == Term(0)
+            && self.gate.vote.is_none();
         // A vote implies its term was seen: a state whose vote is ahead of its
         // term (hand-edited, or corrupt) is read as being at the vote's term.
         let term = state
@@ -45,13 +93,16 @@ impl Node {
         }
     }
 
-    /// What to persist to survive a restart: the term, and with a quorum the
-    /// latest vote. It is small and `Copy`: a driver can compare it after each
-    /// input with what it last wrote and write it when it changed.
+    /// What to persist to survive a restart: the term, with a quorum the
+    /// latest vote, and whether this member has still promised nothing since
+    /// its declared first boot. It is small and `Copy`: a driver can compare
+    /// it after each input with what it last wrote and write it when it
+    /// changed, before it sends what the input produced.
     pub fn durable_state(&self) -> DurableState {
         DurableState {
             term: self.term,
             vote: self.gate.vote,
+            first_boot: self.promised_nothing,
         }
     }
 }

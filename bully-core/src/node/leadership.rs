@@ -79,7 +79,7 @@ impl Node {
                 // and with a quorum behind `from` it will not stand either; so
                 // it names its own leadership of that term to `from`, which
                 // yields, and the next election gives everyone a newer term.
-                self.send(from, Message::Coordinator { term });
+                self.send(from, Message::Coordinator { term, round: 0 });
             }
             return;
         }
@@ -358,7 +358,11 @@ impl Node {
         );
         self.phase = Phase::Leading;
         self.pending_election = None;
-        self.round = 0;
+        if self.quorum().is_none() {
+            // Its heartbeat rounds count from 1; with a quorum they continue
+            // the numbers of the claim's asks (`Node::open_request`).
+            self.next_round = 1;
+        }
         self.note_leading();
         self.stats.times_leader += 1;
         self.events
@@ -391,7 +395,7 @@ impl Node {
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id && !self.members.is_suspected(to) {
-                self.send(to, Message::Coordinator { term });
+                self.send(to, Message::Coordinator { term, round: 0 });
             }
         }
     }
@@ -405,10 +409,10 @@ impl Node {
         let message = if self.quorum().is_some() {
             Message::Heartbeat {
                 term,
-                round: self.round,
+                round: self.latest_round(),
             }
         } else {
-            Message::Coordinator { term }
+            Message::Coordinator { term, round: 0 }
         };
         self.send(to, message);
     }
@@ -450,9 +454,8 @@ impl Node {
             return;
         };
         // With a quorum: was the round before this one acknowledged in time?
-        let renewed = self.round_has_quorum(self.round);
-        self.record_round(now);
-        let round = self.round;
+        let renewed = self.round_has_quorum(self.latest_round());
+        let round = self.record_round(now, term);
         for index in 0..self.members.len() {
             let to = self.members.ids()[index];
             if to != self.id {

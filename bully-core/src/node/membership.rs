@@ -61,10 +61,9 @@ impl Node {
         self.config
             .validate_for(&remaining)
             .map_err(CommandError::Membership)?;
-        if self.members.acked_claim(id) {
-            // Its vote no longer counts toward a claim under way.
-            self.gate.claim_votes = self.gate.claim_votes.saturating_sub(1);
-        }
+        // Its votes and acknowledgements no longer count toward a claim or a
+        // lease.
+        self.uncount_acks_of(id);
         self.members.remove(id);
         self.forget_member(id);
         if self.ring.hop.as_ref().is_some_and(|hop| hop.to == id) {
@@ -89,7 +88,7 @@ impl Node {
         if self
             .gate
             .deferred_vote
-            .is_some_and(|(claimant, _)| claimant == member)
+            .is_some_and(|(claimant, _, _)| claimant == member)
         {
             self.gate.deferred_vote = None;
             self.timers.stop(Timer::DeferredVote);

@@ -13,8 +13,14 @@
 //! the vote, and the new leadership, come after the old lease ran out. One vote per
 //! member per term keeps two claims of one term from both gathering `q` votes.
 //!
-//! A restarted member has forgotten its promises, so it votes for nobody, itself
-//! included, for `follower_lease` after `Node::start`.
+//! Every request for acknowledgement, a claim's ask or a heartbeat round, is
+//! numbered, and an acknowledgement names the request it answers: it backs a
+//! lease dated from that request's send time (or an earlier one's), never a
+//! later one's, so no lease begins before a promise it counts.
+//!
+//! A restarted member may have forgotten its promises, so unless it was
+//! declared a first boot it votes for nobody, itself included, for
+//! `follower_lease` from its first input and from `Node::start`.
 
 use crate::time::Instant;
 
@@ -28,7 +34,8 @@ use crate::timer::Timer;
 /// rounds arrive too late to extend the lease anyway.
 pub(super) const ROUNDS: usize = 8;
 
-/// One heartbeat round of this node's leadership.
+/// One request for acknowledgement of this node's claim or leadership: an
+/// ask of the claim, or a heartbeat round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(super) struct Round {
     number: u64,
@@ -46,15 +53,16 @@ pub(super) struct QuorumGate {
     /// leadership it promised (none: nobody, after a start), and until when.
     pub(super) promise: Option<(Option<(NodeId, Term)>, Instant)>,
     /// A claim it could not vote for only because of its promise to a sitting
-    /// leader, `(claimant, term)`; the vote is cast if that leader resigns or the
-    /// promise runs out.
-    pub(super) deferred_vote: Option<(NodeId, Term)>,
-    /// Claiming: votes gathered, itself included, and when it asked.
-    pub(super) claim_votes: usize,
-    pub(super) claim_sent_at: Option<Instant>,
-    /// Leading: when the lease runs out.
+    /// leader, `(claimant, term, ask)`; the vote is cast if that leader resigns
+    /// or the promise runs out.
+    pub(super) deferred_vote: Option<(NodeId, Term, u64)>,
+    /// The term whose claim and leadership `rounds` numbers requests for.
+    pub(super) rounds_term: Option<Term>,
+    /// Claiming and leading: when the lease runs out, from the newest request
+    /// a quorum acknowledged.
     pub(super) lease_until: Option<Instant>,
-    /// Leading: the latest rounds' send times and acknowledgements.
+    /// Claiming and leading: the latest requests' send times and
+    /// acknowledgements.
     pub(super) rounds: [Round; ROUNDS],
     /// A leadership of its own ended under a resign delay: the `Resign` still to
     /// send, `(term it led, claimant it yielded to, or itself after a step-down)`.
@@ -126,41 +134,79 @@ impl Node {
                 let member = self.members.index_of(leader).is_some();
                 if member && leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now)
                 {
-                    // Its promise is to a lower leader it takes over from: it
-                    // asks that leader to yield (its claim, to it alone), whose
-                    // resignation releases the promise, and it claims then,
-                    // rather than at the promise's end, a follower lease on.
-                    self.send(leader, Message::Coordinator { term });
+                    // R-yield: its promise is to a lower leader it takes over
+                    // from: it asks that leader to yield (its claim, to it
+                    // alone), whose resignation releases the promise, and it
+                    // claims then, rather than at the promise's end, a follower
+                    // lease on. The ask is numbered as every other (G6): a
+                    // vote the leader sends for it backs no later ask.
+                    let round = self.open_request(now, term);
+                    self.send(leader, Message::Coordinator { term, round });
                 }
             }
             return;
         }
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
         // before it votes for anyone else; if it does not, it granted no lease.
-        self.gate.vote = Some((term, self.id));
+        self.cast_vote(term, self.id);
         self.phase = Phase::Claiming { term };
         self.ask_for_votes(now, term);
         self.confirm_if_quorum(now);
     }
 
-    /// Sends the claim of `term` (again) and waits for its votes.
+    /// Records a vote (G3): the durable state changes, and a member declared a
+    /// first boot has now promised something.
+    fn cast_vote(&mut self, term: Term, candidate: NodeId) {
+        self.gate.vote = Some((term, candidate));
+        self.promised_nothing = false;
+    }
+
+    /// Numbers a new request for acknowledgement of this node's claim or
+    /// leadership of `term`, sent at `now`, and returns its number (G6). The
+    /// first request of a term is 0; a claim asked again, and the heartbeat
+    /// rounds after it, take the next numbers, so every acknowledgement names
+    /// exactly one request and its send time.
+    pub(super) fn open_request(&mut self, now: Instant, term: Term) -> u64 {
+        if self.gate.rounds_term != Some(term) {
+            self.gate.rounds_term = Some(term);
+            self.gate.rounds = [Round::default(); ROUNDS];
+            self.gate.lease_until = None;
+            self.next_round = 0;
+            self.members.reset_acks();
+        }
+        let number = self.next_round;
+        self.next_round = number.saturating_add(1);
+        self.gate.rounds[(number % ROUNDS as u64) as usize] = Round {
+            number,
+            sent_at: Some(now),
+            acks: 0,
+        };
+        number
+    }
+
+    /// The number of the latest request for acknowledgement of this node's
+    /// claim or leadership (0 before any).
+    pub(super) fn latest_round(&self) -> u64 {
+        self.next_round.saturating_sub(1)
+    }
+
+    /// Sends the claim of `term` (again), as a new request, and waits for its
+    /// votes.
     fn ask_for_votes(&mut self, now: Instant, term: Term) {
-        self.members.reset_acks();
-        self.gate.claim_votes = usize::from(self.members.is_voter(self.id));
-        self.gate.claim_sent_at = Some(now);
-        if self
-            .quorum()
-            .is_some_and(|quorum| self.gate.claim_votes < quorum)
-        {
+        let round = self.open_request(now, term);
+        let own = usize::from(self.members.is_voter(self.id));
+        if self.quorum().is_some_and(|quorum| own < quorum) {
             // When its own vote is the quorum there is nobody to ask: the
             // confirming heartbeat round tells every member, and one input
             // stays within one message per member.
             for index in 0..self.members.len() {
                 let to = self.members.ids()[index];
                 if to != self.id {
-                    self.send(to, Message::Coordinator { term });
+                    self.send(to, Message::Coordinator { term, round });
                 }
             }
+        } else {
+            self.count_own_quorum(round);
         }
         let wait = self.claim_wait();
         self.timers.set(Timer::Answer, Self::after(now, wait));
@@ -189,40 +235,38 @@ impl Node {
         }
     }
 
+    /// Claiming: leads once a quorum acknowledged one of its asks and the
+    /// lease that gives still has a round trip to run (G6).
     fn confirm_if_quorum(&mut self, now: Instant) {
-        let (Phase::Claiming { .. }, Some(quorum)) = (self.phase, self.quorum()) else {
+        let Phase::Claiming { term } = self.phase else {
             return;
         };
-        if self.gate.claim_votes < quorum {
+        let Some(lease_until) = self.gate.lease_until else {
+            return;
+        };
+        if lease_until <= Self::after(now, self.timings.round_trip) {
+            // R-reask: the votes came late (they waited for a promise to the
+            // old leader to run out): the lease dated from the ask they
+            // answered would end before the first heartbeat round's
+            // acknowledgements could renew it, and the leadership would
+            // lapse at once. Ask again, unless a newer ask is already out: the
+            // voters are free now, so the new votes come within a round trip,
+            // with a whole lease ahead, dated from the new ask they name.
+            if self.round_has_quorum(self.latest_round()) {
+                self.ask_for_votes(now, term);
+            }
             return;
         }
-        let sent_at = self.gate.claim_sent_at.unwrap_or(now);
-        let lease_until = Self::after(sent_at, self.timings.leader_lease);
-        if let Phase::Claiming { term } = self.phase {
-            if lease_until <= Self::after(now, self.timings.round_trip) {
-                // The last vote came late (it waited for a promise to the old
-                // leader to run out): the lease dated from the claim would end
-                // before the first heartbeat round's acknowledgements could
-                // renew it, and the leadership would lapse at once. Ask again:
-                // the voters are free now, so the new votes come within a round
-                // trip, with a whole lease ahead.
-                self.ask_for_votes(now, term);
-                return;
-            }
-        }
         self.timers.stop(Timer::Answer);
-        self.gate.rounds = [Round::default(); ROUNDS];
-        self.round = 0;
-        self.members.reset_acks();
-        self.gate.lease_until = Some(lease_until);
         self.lead(now);
         // The first heartbeat confirms the leadership to the members at once.
         self.send_heartbeats(now);
         self.arm_lease_timer();
     }
 
-    /// Coordinator from `from` with a quorum: a claim to vote on.
-    pub(super) fn on_claim(&mut self, now: Instant, from: NodeId, term: Term) {
+    /// Coordinator from `from` with a quorum: request `round` of a claim to
+    /// vote on.
+    pub(super) fn on_claim(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
         let token = FencingToken { term, leader: from };
         if self.highest.is_some_and(|highest| token < highest) || term < self.term {
             self.drop_input(DropReason::StaleLeader);
@@ -269,7 +313,7 @@ impl Node {
             // under `Preemption::Always`) or when the promise runs out (a leader
             // whose lease ended out of this member's sight), if the claim is
             // still the newest then; the claimant waits long enough for it.
-            self.gate.deferred_vote = Some((from, term));
+            self.gate.deferred_vote = Some((from, term, round));
             self.timers.set(Timer::DeferredVote, until);
             self.drop_input(DropReason::Refused);
             return;
@@ -283,17 +327,14 @@ impl Node {
             self.leave_role();
             self.drop_leader();
         }
-        self.gate.vote = Some((term, from));
-        // A vote backs the lease the claimant dates from its claim, so it promises
-        // as an acknowledged heartbeat does.
-        self.gate.promise = Some((
-            Some((from, term)),
-            Self::after(now, self.timings.follower_lease),
-        ));
+        self.cast_vote(term, from);
+        // A vote backs the lease the claimant dates from the ask it answers,
+        // so it promises as an acknowledged heartbeat does (G4).
+        self.promise_to(now, from, term);
         self.term = self.term.max(term);
         self.pending_election = None;
         self.timers.stop(Timer::Coordinator);
-        self.send(from, Message::Ack { term, round: 0 });
+        self.send(from, Message::Ack { term, round });
         // It follows the claimant only once its heartbeat shows the quorum.
         self.arm_leader_timeout(now);
     }
@@ -403,42 +444,51 @@ impl Node {
         if !following || !self.members.is_voter(self.id) {
             return;
         }
+        self.promise_to(now, from, term);
+        self.send(from, Message::Ack { term, round });
+    }
+
+    /// Promises `leader` of `term` not to vote against it for a follower lease
+    /// from `now` (G4), the moment it received the request it acknowledges.
+    /// A promise to the same leader is only ever extended: a late heartbeat
+    /// of an older term must not narrow a promise made to this leader's newer
+    /// claim (a `Resign` of the older term would then release it while the
+    /// newer lease runs), nor a repeated ask shorten one.
+    fn promise_to(&mut self, now: Instant, leader: NodeId, term: Term) {
+        self.promised_nothing = false;
         let mut until = Self::after(now, self.timings.follower_lease);
         let mut promised_term = term;
-        if let Some((Some((leader, newer)), running)) = self.gate.promise {
-            if leader == from && running > now {
-                // A late heartbeat of an older term must not narrow a promise
-                // made to this leader's newer claim: a `Resign` of the older
-                // term would then release it while the newer lease runs.
+        if let Some((Some((promised, newer)), running)) = self.gate.promise {
+            if promised == leader && running > now {
                 promised_term = promised_term.max(newer);
                 until = until.max(running);
             }
         }
-        self.gate.promise = Some((Some((from, promised_term)), until));
-        self.send(from, Message::Ack { term, round });
+        self.gate.promise = Some((Some((leader, promised_term)), until));
     }
 
-    /// Ack from `from`.
+    /// Ack from `from` of request `round` of `term`: a vote for this node's
+    /// claim, or an acknowledgement of its leadership's heartbeat round.
     pub(super) fn on_ack(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
-        match self.phase {
-            Phase::Claiming { term: claimed } if claimed == term && round == 0 => {
-                if self.members.ack_claim(from) {
-                    self.gate.claim_votes += 1;
-                    self.confirm_if_quorum(now);
-                }
-            }
-            Phase::Leading if self.leadership_term() == Some(term) && round > 0 => {
-                self.count_round_ack(from, round);
-            }
-            _ => self.drop_input(DropReason::Outdated),
+        let ours = match self.phase {
+            Phase::Claiming { term: claimed } => claimed == term,
+            Phase::Leading => self.leadership_term() == Some(term),
+            _ => false,
+        };
+        if !ours || self.gate.rounds_term != Some(term) || round >= self.next_round {
+            // Another term's, or a request never sent (forged).
+            self.drop_input(DropReason::Outdated);
+            return;
         }
+        self.count_round_ack(from, round);
+        self.confirm_if_quorum(now);
     }
 
-    /// Credits `from`'s acknowledgement to every remembered round up to `round`
-    /// it had not acknowledged, and extends the lease by any round that now has
-    /// its quorum.
+    /// Credits `from`'s acknowledgement to every remembered request up to
+    /// `round` it had not acknowledged, and extends the lease by any request
+    /// that now has its quorum (G6).
     fn count_round_ack(&mut self, from: NodeId, round: u64) {
-        let (Some(before), Some(quorum)) = (self.members.ack_round(from, round), self.quorum())
+        let (Some(first), Some(quorum)) = (self.members.ack_round(from, round), self.quorum())
         else {
             return;
         };
@@ -446,7 +496,7 @@ impl Node {
         let lease = self.timings.leader_lease;
         let mut extended = false;
         for slot in &mut self.gate.rounds {
-            if slot.number > before && slot.number <= round {
+            if slot.sent_at.is_some() && slot.number >= first && slot.number <= round {
                 slot.acks += 1;
                 if slot.acks + own >= quorum {
                     if let Some(sent_at) = slot.sent_at {
@@ -459,26 +509,35 @@ impl Node {
                 }
             }
         }
-        if extended {
+        if extended && self.phase == Phase::Leading {
             self.arm_lease_timer();
         }
     }
 
-    /// Whether heartbeat round `number` of this leadership has been acknowledged
-    /// by a quorum (round 0, the claim, always has; so has every round without a
-    /// quorum gate, where nothing is acknowledged).
+    /// A member that left no longer backs a lease: its acknowledgements are
+    /// taken back from every request they were credited to.
+    pub(super) fn uncount_acks_of(&mut self, member: NodeId) {
+        let Some(acked) = self.members.acked_round(member) else {
+            return;
+        };
+        for slot in &mut self.gate.rounds {
+            if slot.sent_at.is_some() && slot.number <= acked {
+                slot.acks = slot.acks.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Whether request `number` of this claim or leadership has been
+    /// acknowledged by a quorum (so has every round without a quorum gate,
+    /// where nothing is acknowledged).
     pub(super) fn round_has_quorum(&self, number: u64) -> bool {
         let Some(quorum) = self.quorum() else {
             return true;
         };
-        if number == 0 {
-            return true;
-        }
         let own = usize::from(self.members.is_voter(self.id));
-        self.gate
-            .rounds
-            .iter()
-            .any(|slot| slot.number == number && slot.acks + own >= quorum)
+        self.gate.rounds.iter().any(|slot| {
+            slot.sent_at.is_some() && slot.number == number && slot.acks + own >= quorum
+        })
     }
 
     /// The newest remembered heartbeat round sent at least a round trip before
@@ -497,22 +556,36 @@ impl Node {
             .unwrap_or(0)
     }
 
-    /// Records heartbeat round `round` sent at `now`.
-    pub(super) fn record_round(&mut self, now: Instant) {
-        self.round += 1;
-        let slot = &mut self.gate.rounds[(self.round % ROUNDS as u64) as usize];
-        *slot = Round {
-            number: self.round,
-            sent_at: Some(now),
-            acks: 0,
-        };
-        let own = usize::from(self.members.is_voter(self.id));
-        if self.quorum().is_some_and(|quorum| own >= quorum) {
-            // Its own vote is the quorum (a cluster of one): nobody else's
-            // acknowledgement is needed to renew the lease.
-            self.gate.lease_until = Some(Self::after(now, self.timings.leader_lease));
+    /// Numbers the heartbeat round sent at `now`, the next request of the
+    /// leadership of `term`, and returns its number.
+    pub(super) fn record_round(&mut self, now: Instant, term: Term) -> u64 {
+        if self.quorum().is_none() {
+            // Nothing is acknowledged: the rounds only count, from 1.
+            self.next_round = self.next_round.max(1);
+            let number = self.next_round;
+            self.next_round = number.saturating_add(1);
+            return number;
+        }
+        let number = self.open_request(now, term);
+        if self.count_own_quorum(number) {
             self.arm_lease_timer();
         }
+        number
+    }
+
+    /// When its own vote is the quorum (a cluster of one): nobody else's
+    /// acknowledgement is needed, and request `number` renews the lease as it
+    /// is sent. Returns whether it did.
+    fn count_own_quorum(&mut self, number: u64) -> bool {
+        let own = usize::from(self.members.is_voter(self.id));
+        if self.quorum().is_none_or(|quorum| own < quorum) {
+            return false;
+        }
+        let sent_at = self.gate.rounds[(number % ROUNDS as u64) as usize].sent_at;
+        if let Some(sent_at) = sent_at {
+            self.gate.lease_until = Some(Self::after(sent_at, self.timings.leader_lease));
+        }
+        true
     }
 
     fn arm_lease_timer(&mut self) {
@@ -560,13 +633,15 @@ impl Node {
     /// waited for that.
     pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
         self.timers.stop(Timer::DeferredVote);
-        let Some((claimant, term)) = self.gate.deferred_vote.take() else {
+        let Some((claimant, term, round)) = self.gate.deferred_vote.take() else {
             return;
         };
         if self.term <= term {
             // Decided as if the claim arrived now (the claimant may have moved on;
-            // then the vote is an outdated acknowledgement it drops).
-            self.on_claim(now, claimant, term);
+            // then the vote is an outdated acknowledgement it drops). It names
+            // the ask it answers, sent before the promise it makes now began:
+            // the claimant dates nothing later than that ask.
+            self.on_claim(now, claimant, term, round);
         }
     }
 

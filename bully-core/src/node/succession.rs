@@ -53,7 +53,12 @@ impl Node {
         // Every caller took `now` through `Node::clock`, which recorded it.
         let due = self.latest.map_or(0, |now| self.round_due_by(now)).max(1);
         self.members.ids().iter().rev().copied().find(|&id| {
-            id != self.id && self.members.is_candidate(id) && self.members.acked_round(id) >= due
+            id != self.id
+                && self.members.is_candidate(id)
+                && self
+                    .members
+                    .acked_round(id)
+                    .is_some_and(|acked| acked >= due)
         })
     }
 

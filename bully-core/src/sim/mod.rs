@@ -162,9 +162,12 @@ impl Simulation {
     /// reliable with a delay of exactly `config.max_message_delay()` (one "message
     /// transmission time" of the lecture notes).
     ///
-    /// Every node is restored from the initial [`DurableState`](crate::DurableState):
-    /// members that persist their state (A3), before their first start, which with
-    /// a quorum vote at once ([`Node::restore`]).
+    /// Every node is restored from [`DurableState::first_boot`](crate::DurableState::first_boot):
+    /// the members of a cluster created now, that persist their state (A3),
+    /// before their first start, which with a quorum vote at once
+    /// ([`Node::restore`]). A member restarted later keeps its state
+    /// ([`restart_durable`](Self::restart_durable)) or loses it
+    /// ([`restart`](Self::restart)), and is then no first boot.
     ///
     /// A member is down until it is started ([`start`](Self::start)), as the Bully
     /// Algorithm Dance's seated dancers are: what is sent to it is lost and it fires no timer.
@@ -197,15 +200,15 @@ impl Simulation {
         let mut slots = Vec::with_capacity(ids.len());
         for (id, config) in members {
             let mut node = Node::with_membership(id, membership.clone(), config.clone())?;
-            // A member that persists its state (A3), before its first start:
-            // it has acknowledged nobody, so it votes as soon as it starts.
-            node.restore(crate::node::DurableState::default());
+            // A member of a new cluster, declared so: it has acknowledged
+            // nobody, so it votes as soon as it starts.
+            node.restore(crate::node::DurableState::first_boot());
             slots.push(Slot {
                 id,
                 config,
                 node: Some(node),
                 up: false,
-                last_state: crate::node::DurableState::default(),
+                last_state: crate::node::DurableState::first_boot(),
                 up_since: epoch,
                 depth: 0,
                 timer_at: None,

@@ -9,7 +9,7 @@ use super::ids::{ClusterId, Incarnation, KeyId};
 /// The first four bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"BULY";
 /// The format version this codec writes and reads.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The header's length in bytes.
 pub const HEADER_LEN: usize = 52;
 /// The authentication tag's length in bytes (a full HMAC-SHA256).
@@ -101,7 +101,7 @@ impl Header {
 /// ```
 /// use bully_core::wire::{frame_len, WireError};
 ///
-/// let prelude = [b'B', b'U', b'L', b'Y', 2, 0, 0x00, 0x03];
+/// let prelude = [b'B', b'U', b'L', b'Y', 3, 0, 0x00, 0x03];
 /// assert_eq!(frame_len(&prelude), Ok(52 + 3 + 32));
 /// assert_eq!(frame_len(&prelude[..5]), Err(WireError::Truncated));
 /// assert_eq!(frame_len(b"GET / HTTP/1.1"), Err(WireError::BadMagic));

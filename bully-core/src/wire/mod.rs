@@ -15,7 +15,7 @@
 //! | Offset    | Size | Field              | Contents                                               |
 //! |-----------|------|--------------------|--------------------------------------------------------|
 //! | 0         | 4    | magic              | `BULY` ([`MAGIC`])                                     |
-//! | 4         | 1    | version            | `2` ([`VERSION`])                                      |
+//! | 4         | 1    | version            | `3` ([`VERSION`])                                      |
 //! | 5         | 1    | reserved           | `0` (a non-zero value is an unknown format)            |
 //! | 6         | 2    | body length *n*    | `u16`                                                  |
 //! | 8         | 8    | cluster id         | [`ClusterId`]                                          |
@@ -37,8 +37,8 @@
 //! postcard writes a variant as its index and integers as varints. So new message
 //! kinds must be appended (older peers refuse them as malformed), and reordering
 //! variants or fields, or adding a field to a variant, is a new [`VERSION`]
-//! (version 2: `Resign` names its successor). A known-answer test pins the
-//! bytes.
+//! (version 2: `Resign` names its successor; version 3: `Coordinator` numbers
+//! its ask, which a vote names). A known-answer test pins the bytes.
 //!
 //! # What a receiver checks, in order
 //!
@@ -78,13 +78,13 @@
 //!
 //! // Encode and authenticate...
 //! let mut frame = Vec::new();
-//! sender.encode(NodeId(1), &Message::Coordinator { term: Term(4) }, &mut frame)?;
-//! assert_eq!(frame.len(), 86);
+//! sender.encode(NodeId(1), &Message::Coordinator { term: Term(4), round: 0 }, &mut frame)?;
+//! assert_eq!(frame.len(), 87);
 //!
 //! // ...verify and decode.
 //! let (from, message) = receiver.decode(&frame)?;
 //! assert_eq!(from, NodeId(3));
-//! assert_eq!(message, Message::Coordinator { term: Term(4) });
+//! assert_eq!(message, Message::Coordinator { term: Term(4), round: 0 });
 //!
 //! // The same frame again is a replay; a tampered one is a forgery.
 //! assert!(matches!(receiver.decode(&frame), Err(WireError::Replayed { .. })));

@@ -79,3 +79,22 @@ pub(crate) fn leaderships(
         })
         .collect()
 }
+
+/// Member `id` of a cluster created now, declared so
+/// ([`bully_core::DurableState::first_boot`]): it has promised nothing, so
+/// with a quorum it votes as soon as it is asked. A member built with
+/// `Node::new` may have forgotten a promise, and votes for nobody for a
+/// follower lease from its first input.
+pub(crate) fn first_boot(
+    id: u64,
+    members: impl IntoIterator<Item = bully_core::NodeId>,
+    config: Config,
+) -> bully_core::Node {
+    bully_core::Node::with_durable_state(
+        bully_core::NodeId(id),
+        members,
+        config,
+        bully_core::DurableState::first_boot(),
+    )
+    .expect("a valid test configuration")
+}

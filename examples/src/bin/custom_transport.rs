@@ -109,7 +109,7 @@ fn decode(line: &str) -> Option<(NodeId, Message)> {
     let message = match kind {
         "election" => Message::Election { term },
         "answer" => Message::Answer { term },
-        "coordinator" => Message::Coordinator { term },
+        "coordinator" => Message::Coordinator { term, round: 0 },
         "heartbeat" => Message::Heartbeat { term, round },
         "resign" => Message::Resign {
             term,

@@ -204,7 +204,11 @@ pub(super) fn node_input(u: &mut Unstructured<'_>, node: &Node, now: Instant) ->
             } else {
                 None
             };
-            Input::Restore(DurableState { term, vote })
+            Input::Restore(DurableState {
+                term,
+                vote,
+                first_boot: false,
+            })
         }
     })
 }
@@ -263,7 +267,7 @@ pub(super) fn message(u: &mut Unstructured<'_>, node: &Node) -> Result<Message> 
     Ok(match u.int_in_range(0..=8)? {
         0 => Message::Election { term },
         1 => Message::Answer { term },
-        2 => Message::Coordinator { term },
+        2 => Message::Coordinator { term, round: 0 },
         3 => Message::Heartbeat { term, round },
         4 => Message::Ack { term, round },
         5 => Message::Resign {

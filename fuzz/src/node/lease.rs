@@ -111,7 +111,13 @@ mod tests {
 
     fn watch_after_round(at: Instant) -> LeaseWatch {
         let mut watch = LeaseWatch::default();
-        watch.sent(&Message::Coordinator { term: Term(3) }, at);
+        watch.sent(
+            &Message::Coordinator {
+                term: Term(3),
+                round: 0,
+            },
+            at,
+        );
         watch.sent(
             &Message::Heartbeat {
                 term: Term(3),

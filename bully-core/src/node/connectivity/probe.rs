@@ -80,11 +80,11 @@ impl Node {
         // A follower acknowledges every round within a round trip: one that
         // acknowledged none of the last two rounds does not follow this
         // leadership.
-        let acked = self.members.acked_round(from);
+        let acked = self.members.acked_round(from).unwrap_or(0);
         term > led
             && self.quorum().is_some()
             && self.members.is_voter(from)
-            && acked.saturating_add(2) < self.round
+            && acked.saturating_add(2) < self.latest_round()
     }
 
     /// The leader this node heard within the last leader timeout: itself if it

@@ -70,7 +70,7 @@ fn the_highest_started_alone_asks_again_every_answer_timeout_for_a_leader_timeou
         .with_answer_timeout(answer)
         .with_leader_timeout(answer * 5);
     let mut node = Node::new(NodeId(4), (1..=4).map(NodeId), config).unwrap();
-    node.restore(crate::node::DurableState::default());
+    node.restore(crate::node::DurableState::first_boot());
     let start = Instant::now();
     node.start(start);
     let mut probed_at = Vec::new();
@@ -102,6 +102,8 @@ fn the_highest_started_alone_asks_again_every_answer_timeout_for_a_leader_timeou
 fn cut_off_3_of_5() -> (Node, Config, Instant, Instant) {
     let config = Config::default().with_quorum(Quorum::Majority);
     let mut node = Node::new(NodeId(3), (1..=5).map(NodeId), config.clone()).unwrap();
+    // A member of a new cluster: it has promised nothing it forgot.
+    node.restore(crate::node::DurableState::first_boot());
     let start = Instant::now();
     node.start_probe(start, true);
     while node.poll_transmit().is_some() {}
@@ -129,7 +131,14 @@ fn a_member_cut_off_from_a_quorum_votes_for_a_lower_claim_until_its_next_probe()
     let asked = concluded + config.leader_timeout() + Duration::from_millis(1);
     assert!(asked < next_probe, "3 ranks below 4 and 5: it waits longer");
     node.handle_message(asked, NodeId(1), Message::Probe { term: Term(0) });
-    node.handle_message(asked, NodeId(1), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        asked,
+        NodeId(1),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     let sent: Vec<_> = std::iter::from_fn(|| node.poll_transmit())
         .map(|t| (t.to, t.message))
         .collect();
@@ -165,7 +174,14 @@ fn a_member_that_voted_for_a_lower_claim_follows_it_from_its_first_heartbeat() {
     // acknowledgement back for an answer timeout). From the next heartbeat it
     // asks whether it may take over, acknowledging all the while.
     let (mut node, config, concluded, next_probe) = cut_off_3_of_5();
-    node.handle_message(concluded, NodeId(1), Message::Coordinator { term: Term(1) });
+    node.handle_message(
+        concluded,
+        NodeId(1),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     let vote: Vec<_> = std::iter::from_fn(|| node.poll_transmit())
         .map(|t| t.message)
         .collect();

@@ -30,7 +30,13 @@ fn config() -> Config {
 
 /// Member `id`, alone in its cluster, elected at `at`: it leads, and may work.
 fn leader(id: u64, at: Instant) -> Node {
-    let mut node = Node::new(NodeId(id), [NodeId(id)], config()).unwrap();
+    let mut node = Node::with_durable_state(
+        NodeId(id),
+        [NodeId(id)],
+        config(),
+        crate::node::DurableState::first_boot(),
+    )
+    .unwrap();
     node.start_election(at);
     node
 }

@@ -52,7 +52,7 @@ fn one_of_each_kind() -> Vec<Message> {
     let messages = vec![
         Message::Election { term },
         Message::Answer { term },
-        Message::Coordinator { term },
+        Message::Coordinator { term, round: 0 },
         Message::Heartbeat { term, round: 7 },
         Message::Ack { term, round: 7 },
         Message::Resign {
@@ -97,7 +97,7 @@ fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
         term().prop_map(|term| Message::Election { term }),
         term().prop_map(|term| Message::Answer { term }),
-        term().prop_map(|term| Message::Coordinator { term }),
+        term().prop_map(|term| Message::Coordinator { term, round: 0 }),
         (term(), any::<u64>()).prop_map(|(term, round)| Message::Heartbeat { term, round }),
         (term(), any::<u64>()).prop_map(|(term, round)| Message::Ack { term, round }),
         (term(), prop::option::of(node_id()))

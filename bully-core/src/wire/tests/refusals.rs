@@ -153,6 +153,7 @@ fn a_forged_coordinator_from_a_made_up_key_has_a_bad_tag() {
             NodeId(1),
             &Message::Coordinator {
                 term: Term(1 << 40),
+                round: 0,
             },
             &mut frame,
         )

@@ -10,6 +10,7 @@ pub mod driver;
 mod error;
 mod event;
 mod fencing;
+pub mod invariants;
 mod members;
 mod message;
 mod node;

@@ -418,6 +418,31 @@ impl Node {
         })
     }
 
+    /// What this node's safety core holds now: its term, vote, promise,
+    /// lease and the rest that the invariants of
+    /// [`invariants`](crate::invariants) read (docs/protocol.md, "The safety
+    /// core").
+    pub fn safety(&self) -> crate::invariants::SafetyState {
+        crate::invariants::SafetyState {
+            id: self.id,
+            term: self.term,
+            highest: self.highest,
+            vote: self.gate.vote,
+            promise: self
+                .gate
+                .promise
+                .map(|((to, term), until)| crate::invariants::Promise { to, term, until }),
+            votes_for_nobody_until: self.gate.forgotten_until,
+            hold_until: self.gate.hold_until,
+            leading: self.leadership_term(),
+            lease_until: self.exclusive_until(),
+            first_boot: self.promised_nothing,
+            quorum: self.quorum(),
+            voter: self.members.is_voter(self.id),
+            follower_lease: self.timings.follower_lease,
+        }
+    }
+
     /// The highest term this node has seen or started. Never decreases.
     pub fn term(&self) -> Term {
         self.term

@@ -8,6 +8,8 @@ use bully_core::{
     Config, DropReason, DurableState, Event, Message, Node, NodeId, Quorum, Role, Term, Transmit,
 };
 
+mod support;
+
 fn following_3_in_term_5() -> (Node, Instant) {
     let now = Instant::now();
     let mut node = Node::new(NodeId(1), [1, 2, 3].map(NodeId), Config::default()).unwrap();
@@ -86,7 +88,7 @@ fn quorum_config() -> Config {
 /// `now` and follows it from its first heartbeat: a promise not to vote
 /// against 3 runs from then.
 fn following_3(id: NodeId, term: Term, now: Instant) -> Node {
-    let mut node = Node::new(id, [1, 2, 3].map(NodeId), quorum_config()).unwrap();
+    let mut node = support::first_boot(id.0, [1, 2, 3].map(NodeId), quorum_config());
     node.handle_message(now, NodeId(3), Message::Coordinator { term, round: 0 });
     node.handle_message(now, NodeId(3), heartbeat(term.0));
     sent(&mut node);
@@ -281,6 +283,12 @@ fn a_resignation_frees_a_promise_only_when_the_promised_leader_resigns() {
             successor: None,
         },
     );
+    assert_eq!(
+        node.poll_timeout(),
+        Some(now),
+        "the deferred vote is due at once"
+    );
+    node.handle_timeout(now);
     let out = sent(&mut node);
     assert!(
         out.iter().any(|t| t.to == NodeId(2)

@@ -629,7 +629,7 @@ fn the_stable_period_runs_from_the_first_contact_with_a_lower_leader() {
         .with_quorum(Quorum::Majority)
         .with_preemption(Preemption::AfterStable(stable));
     let t0 = Instant::now();
-    let mut node = Node::new(NodeId(3), ids(1..=3), config).unwrap();
+    let mut node = support::first_boot(3, ids(1..=3), config);
     for (at, term) in [(t0, 1), (t0 + Duration::from_millis(300), 2)] {
         node.handle_message(
             at,

@@ -65,9 +65,11 @@ impl DurableState {
 }
 
 impl Node {
-    /// Resumes from persisted state before `start` (as
-    /// [`Node::with_durable_state`] does); terms never go backwards, so a state
-    /// older than the node's is ignored.
+    /// Resumes from persisted state before the node's first input (as
+    /// [`Node::with_durable_state`] does). Once the node has taken an input
+    /// its own state is newer than any it could have persisted, and a restore
+    /// changes nothing: a term or vote moved back would let it vote twice in
+    /// one term.
     ///
     /// A state with [`first_boot`](DurableState::first_boot) set, restored into
     /// a node that has seen nothing yet, says this member never promised
@@ -76,10 +78,12 @@ impl Node {
     /// lease from its first input and from its start, in case it acknowledged
     /// a leader before it restarted and forgot.
     pub fn restore(&mut self, state: DurableState) {
+        if self.latest.is_some() {
+            return;
+        }
         self.promised_nothing = state.first_boot
             && state.term == Term(0)
             && state.vote.is_none()
-            && self.latest.is_none()
             && self.term == Term(0)
             && self.gate.vote.is_none();
         // A vote implies its term was seen: a state whose vote is ahead of its
@@ -87,8 +91,10 @@ impl Node {
         let term = state
             .vote
             .map_or(state.term, |(voted, _)| state.term.max(voted));
-        if term >= self.term {
-            self.term = term;
+        self.term = self.term.max(term);
+        let newer_vote =
+            state.vote.map(|(voted, _)| voted) > self.gate.vote.map(|(voted, _)| voted);
+        if newer_vote {
             self.gate.vote = state.vote;
         }
     }

@@ -119,9 +119,10 @@ impl Node {
         term: Term,
         successor: Option<NodeId>,
     ) {
-        let released = self.gate.promise.is_some_and(|(promised, _)| {
-            promised.is_some_and(|(leader, led)| leader == from && led <= term)
-        });
+        let released = self
+            .gate
+            .promise
+            .is_some_and(|((leader, led), _)| leader == from && led <= term);
         if released {
             // It stopped leading before it said so (after its resign delay, if
             // it has one): its lease, which the promise protected, is void.
@@ -135,7 +136,7 @@ impl Node {
         let resigned = FencingToken { term, leader: from };
         if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
             if released {
-                self.cast_deferred_vote(now);
+                self.vote_when_free(now);
             } else {
                 self.drop_input(DropReason::Outdated);
             }
@@ -151,7 +152,7 @@ impl Node {
         };
         self.elect_at_rank(now, rank);
         if released {
-            self.cast_deferred_vote(now);
+            self.vote_when_free(now);
         }
     }
 
@@ -206,7 +207,8 @@ impl Node {
     /// leader it lost and renew that leader's lease while its vote makes the
     /// claimant's quorum: two leaders at once.)
     fn may_follow_older_term(&self, now: Instant, from: NodeId, term: Term) -> bool {
-        let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now);
+        let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now)
+            || self.promised_to_nobody(now).is_some();
         self.may_follow_again(from)
             && self.gate.vote.is_none_or(|(voted, whom)| {
                 whom == self.id || whom == from || voted <= term || !promise_runs

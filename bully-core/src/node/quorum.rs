@@ -50,8 +50,14 @@ pub(super) struct QuorumGate {
     /// The latest Coordinator this node voted for, `(term, candidate)`.
     pub(super) vote: Option<(Term, NodeId)>,
     /// The leader it promised not to vote against and the term of the
-    /// leadership it promised (none: nobody, after a start), and until when.
-    pub(super) promise: Option<(Option<(NodeId, Term)>, Instant)>,
+    /// leadership it promised, and until when (G4).
+    pub(super) promise: Option<((NodeId, Term), Instant)>,
+    /// It may have forgotten a promise (it came back without a declared
+    /// first boot): it votes for nobody, itself included, until then (G10).
+    /// Kept apart from `promise`, which acknowledging a leader's heartbeat
+    /// replaces: a vote after a restart waits for this whatever it
+    /// acknowledged since.
+    pub(super) forgotten_until: Option<Instant>,
     /// A claim it could not vote for only because of its promise to a sitting
     /// leader, `(claimant, term, ask)`; the vote is cast if that leader resigns
     /// or the promise runs out.
@@ -79,7 +85,7 @@ impl Node {
     }
 
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
-    /// voting for `candidate` now.
+    /// voting for `candidate` now (G5), and until when.
     pub(super) fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
         // The hold keeps another member from leading while this node's work
         // may still be stopping; a leadership of its own again is no such risk
@@ -88,25 +94,19 @@ impl Node {
             .gate
             .hold_until
             .filter(|&until| until > now && candidate != self.id);
-        if let Some(until) = held {
+        if let Some(until) = held.or(self.promised_to_nobody(now)) {
             return Some(until);
         }
         match self.gate.promise {
-            Some((promised, until))
-                if until > now && promised.map(|(leader, _)| leader) != Some(candidate) =>
-            {
-                Some(until)
-            }
+            Some(((leader, _), until)) if until > now && leader != candidate => Some(until),
             _ => None,
         }
     }
 
-    /// Until when a start's promise to nobody forbids every vote, if it runs.
+    /// Until when a promise to nobody after coming back forbids every vote,
+    /// if it runs (G10).
     pub(super) fn promised_to_nobody(&self, now: Instant) -> Option<Instant> {
-        match self.gate.promise {
-            Some((None, until)) if until > now => Some(until),
-            _ => None,
-        }
+        self.gate.forgotten_until.filter(|&until| until > now)
     }
 
     /// A won election, with a quorum: ask the members to acknowledge.
@@ -130,10 +130,11 @@ impl Node {
             // It may not even vote for itself yet: try again once it may.
             self.phase = Phase::Idle;
             self.timers.set(Timer::Coordinator, until);
-            if let Some((Some((leader, _)), _)) = self.gate.promise {
+            if let Some(((leader, _), _)) = self.gate.promise {
                 let member = self.members.index_of(leader).is_some();
-                if member && leader < self.id && self.gate.hold_until.is_none_or(|held| held <= now)
-                {
+                let free_otherwise = self.gate.hold_until.is_none_or(|held| held <= now)
+                    && self.promised_to_nobody(now).is_none();
+                if member && leader < self.id && free_otherwise {
                     // R-yield: its promise is to a lower leader it takes over
                     // from: it asks that leader to yield (its claim, to it
                     // alone), whose resignation releases the promise, and it
@@ -400,9 +401,16 @@ impl Node {
             return;
         }
         self.send_pending_resign();
+        self.vote_when_free(now);
+    }
+
+    /// What held a vote back was released in this input (a resignation, or
+    /// the work's stop): the vote it deferred is cast at the next
+    /// `handle_timeout`, due at once, and decided then against the promises
+    /// that run then (G5). Not in this input: one input applies one rule, and
+    /// stays within one message per member.
+    pub(super) fn vote_when_free(&mut self, now: Instant) {
         if self.gate.deferred_vote.is_some() {
-            // Cast at the next `handle_timeout`, not in this input: the
-            // resignation above already sent one message to each member.
             self.timers.set(Timer::DeferredVote, now);
         }
     }
@@ -458,13 +466,13 @@ impl Node {
         self.promised_nothing = false;
         let mut until = Self::after(now, self.timings.follower_lease);
         let mut promised_term = term;
-        if let Some((Some((promised, newer)), running)) = self.gate.promise {
+        if let Some(((promised, newer), running)) = self.gate.promise {
             if promised == leader && running > now {
                 promised_term = promised_term.max(newer);
                 until = until.max(running);
             }
         }
-        self.gate.promise = Some((Some((leader, promised_term)), until));
+        self.gate.promise = Some(((leader, promised_term), until));
     }
 
     /// Ack from `from` of request `round` of `term`: a vote for this node's
@@ -645,12 +653,14 @@ impl Node {
         }
     }
 
-    /// After `start`: vote for nobody until promises made before a restart have
-    /// certainly run out.
+    /// It came back (its first input, or its start) and may have forgotten a
+    /// promise: vote for nobody, itself included, until any promise made
+    /// before has certainly run out (G10).
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
             let until = Self::after(now, self.timings.follower_lease);
-            self.gate.promise = Some((None, until));
+            self.gate.forgotten_until =
+                Some(self.gate.forgotten_until.map_or(until, |u| u.max(until)));
         }
     }
 }

@@ -26,6 +26,15 @@
 //!   it; a partition has a leader on each side).
 //! - **W1** (with a quorum): no member's work starts while another's may still
 //!   run (the work model of `work.rs`).
+//! - **The safety core's invariants** I1 to I7 (docs/protocol.md;
+//!   [`crate::invariants`]): I1 to I6 on each node across each input, I7 (every
+//!   lease covered by a quorum's promises, in real time) whenever a leader's
+//!   lease or a member's promise changes. They break at the input that breaks
+//!   the rule, before any second leader: the two schedules in which a majority
+//!   let two members lead at once fail I7 at the restart and at the lease.
+//!   With a quorum they are flagged while the clocks keep to the model (as
+//!   overlaps are); without one there are no votes, promises or leases, and
+//!   I1 is S2.
 //!
 //! Exclusive leadership and W1 rest on the leases, which rest on A2 (bounded
 //! drift; docs/correctness.md, section 3): they are compared in real time, each member's instants converted
@@ -42,7 +51,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::clock::Clock;
 use super::work::WorkModel;
 use crate::event::{Event, FencingToken};
-use crate::message::{NodeId, Term};
+use crate::invariants::{self, Broken, Member, SafetyState};
+use crate::message::{NodeId, Term, Transmit};
 use crate::node::Node;
 
 /// A broken safety property, with the simulated time (microseconds since the
@@ -110,6 +120,16 @@ pub enum Violation {
         /// When.
         at_us: u64,
     },
+    /// One of the safety core's invariants I1 to I7 broke (docs/protocol.md,
+    /// [`crate::invariants`]).
+    Invariant {
+        /// The member whose input broke it.
+        node: NodeId,
+        /// Which, and how ([`crate::invariants::Broken`]'s description).
+        broken: String,
+        /// When.
+        at_us: u64,
+    },
     /// S3: a node accepted or followed a token below its floor.
     AcceptedBelowFloor {
         /// The node.
@@ -127,6 +147,23 @@ pub enum Violation {
 struct Watch {
     term: Term,
     highest: Option<FencingToken>,
+    /// The safety core after the member's last input.
+    safety: Option<SafetyState>,
+    /// When this incarnation came back, on its own clock, if it was not
+    /// declared a first boot (I5); `Pending` until its first input.
+    back: Back,
+}
+
+/// When an incarnation that may have forgotten promises came back.
+#[derive(Clone, Copy, Debug, Default)]
+enum Back {
+    /// Declared a first boot: it forgot nothing.
+    #[default]
+    FirstBoot,
+    /// Not yet: at its first input.
+    Pending,
+    /// At this instant of its clock (its first input, or its start).
+    Since(Instant),
 }
 
 #[derive(Debug)]
@@ -148,6 +185,9 @@ pub(crate) struct Checker {
     work_overlaps: u64,
     /// W1: the leaders' work, as the drivers run it.
     work: WorkModel,
+    /// Whether each member's vote counts, by index (for a member that is down).
+    voters: Vec<bool>,
+    invariants_broken: u64,
     violations: Vec<Violation>,
 }
 
@@ -165,6 +205,8 @@ impl Checker {
             overlaps: 0,
             work_overlaps: 0,
             work: WorkModel::new(ids.len()),
+            voters: vec![true; ids.len()],
+            invariants_broken: 0,
             violations: Vec::new(),
         }
     }
@@ -218,26 +260,125 @@ impl Checker {
         self.work_overlaps
     }
 
-    /// A member came back with fresh state.
+    /// A member is (re)built: the check of its next input starts from this
+    /// node, before any input.
     pub(crate) fn reset(&mut self, index: usize, node: &Node) {
+        let safety = node.safety();
+        self.voters[index] = safety.voter;
         self.watches[index] = Watch {
             term: node.term(),
             highest: node.highest_token(),
+            safety: Some(safety),
+            back: if safety.first_boot {
+                Back::FirstBoot
+            } else {
+                Back::Pending
+            },
         };
     }
 
+    /// A member started (`Node::start`) at `local`, its own clock's reading:
+    /// if it may have forgotten promises, it came back then (I5).
+    pub(crate) fn started(&mut self, index: usize, local: Instant) {
+        let watch = &mut self.watches[index];
+        if !matches!(watch.back, Back::FirstBoot) {
+            watch.back = Back::Since(local);
+        }
+    }
+
+    fn broke(&mut self, node: NodeId, broken: &Broken, at_us: u64) {
+        self.invariants_broken += 1;
+        if self.quorum && self.clocks_in_model {
+            self.violations.push(Violation::Invariant {
+                node,
+                broken: broken.to_string(),
+                at_us,
+            });
+        }
+    }
+
+    /// I7 across every member: `members[i]` is member `i`'s node and clock,
+    /// `None` while it is down.
+    pub(crate) fn check_leases(&mut self, now: Instant, members: &[(Option<&Node>, &Clock)]) {
+        let states: Vec<Option<SafetyState>> = members
+            .iter()
+            .map(|(node, _)| node.map(Node::safety))
+            .collect();
+        let views: Vec<Member<'_>> = states
+            .iter()
+            .enumerate()
+            .map(|(index, state)| match state {
+                Some(state) => Member::Up(state),
+                None => Member::Down {
+                    voter: self.voters.get(index).copied().unwrap_or(true),
+                },
+            })
+            .collect();
+        let result = invariants::check_leases(&views, |index, at| members[index].1.real(at));
+        if let Err(broken) = result {
+            let leader = match broken {
+                Broken::LeaseNotCovered { leader, .. } => leader,
+                _ => NodeId(0),
+            };
+            let at_us = self.micros(now);
+            self.broke(leader, &broken, at_us);
+        }
+    }
+
+    /// Whether the member's input may have shrunk what covers a lease (I7): it
+    /// leads and its lease moved, or its promise changed other than by running
+    /// longer to the same leader, or it was rebuilt.
+    pub(crate) fn leases_to_check(&self, before: Option<&SafetyState>, node: &Node) -> bool {
+        if !self.quorum {
+            return false;
+        }
+        let after = node.safety();
+        let Some(before) = before else {
+            return true;
+        };
+        let lease_moved = after.leading.is_some() && after.lease_until != before.lease_until;
+        let promise_shrank = match (before.promise, after.promise) {
+            (Some(was), Some(now)) => was.to != now.to || now.until < was.until,
+            (Some(_), None) => true,
+            (None, _) => false,
+        } || before.votes_for_nobody_until > after.votes_for_nobody_until;
+        lease_moved || promise_shrank
+    }
+
     /// Checks `node` (member `index`, whose clock is `clock`) after it handled
-    /// one input at the real instant `now`, given the events that input produced.
+    /// one input at the real instant `now`, given the events and transmits
+    /// that input produced. Returns the safety core before the input.
     pub(crate) fn after_input(
         &mut self,
         now: Instant,
         clock: &Clock,
         index: usize,
         node: &Node,
-        events: &[Event],
+        (events, sent): (&[Event], &[Transmit]),
         strict: bool,
-    ) {
+    ) -> Option<SafetyState> {
         let at_us = self.micros(now);
+        let local = clock.local(now);
+        if let Back::Pending = self.watches[index].back {
+            self.watches[index].back = Back::Since(local);
+        }
+        let before_safety = self.watches[index].safety;
+        let after_safety = node.safety();
+        if let Some(before) = before_safety {
+            let back_since = match self.watches[index].back {
+                Back::Since(at) => Some(at),
+                Back::FirstBoot | Back::Pending => None,
+            };
+            let input = invariants::Input {
+                now: local,
+                sent,
+                back_since,
+            };
+            if let Err(broken) = invariants::check_input(&before, &after_safety, &input) {
+                self.broke(node.id(), &broken, at_us);
+            }
+        }
+        self.watches[index].safety = Some(after_safety);
         self.track_leading(index, node, at_us);
         if let Some(running) = self.work.after_input(now, clock, index, node) {
             self.work_overlaps += 1;
@@ -300,10 +441,15 @@ impl Checker {
                 }
             }
         }
-        self.watches[index] = Watch {
-            term: node.term(),
-            highest: node.highest_token(),
-        };
+        self.watches[index].term = node.term();
+        self.watches[index].highest = node.highest_token();
+        before_safety
+    }
+
+    /// Times an invariant of the safety core broke (flagged as a violation
+    /// with a quorum while the clocks keep to the model, counted always).
+    pub(crate) fn invariants_broken(&self) -> u64 {
+        self.invariants_broken
     }
 
     fn on_announcement(&mut self, term: Term, id: NodeId, at_us: u64, strict: bool) {

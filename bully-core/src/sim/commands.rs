@@ -18,6 +18,7 @@ impl Simulation {
             self.live += 1;
         }
         node.start(now);
+        self.checker.started(index, now);
         self.record(TraceEntry::Start { node: id });
         self.after_input(index);
         Ok(())

@@ -150,6 +150,13 @@ impl Simulation {
         self.checker.work_overlaps()
     }
 
+    /// How many times an input broke one of the safety core's invariants I1 to
+    /// I7 ([`crate::invariants`]; a violation with a quorum unless a running
+    /// member's clock stepped, counted always).
+    pub fn invariants_broken(&self) -> u64 {
+        self.checker.invariants_broken()
+    }
+
     /// Whether the run has left the synchronous model: a network fault, a
     /// restart, a wrong detector report or step-down, or a running member's
     /// clock stepping forward.

@@ -222,6 +222,12 @@ impl Simulation {
         };
         let link = LinkConfig::reliable(first.config.max_message_delay());
         let quorum = first.config.quorum() != crate::config::Quorum::None;
+        let mut checker = Checker::new(epoch, &ids, quorum);
+        for (index, slot) in slots.iter().enumerate() {
+            if let Some(node) = slot.node.as_ref() {
+                checker.reset(index, node);
+            }
+        }
         // Nobody is up before it is started.
         let live = 0;
         Ok(Simulation {
@@ -229,7 +235,7 @@ impl Simulation {
             now: epoch,
             rng: ChaCha8Rng::seed_from_u64(seed),
             network: Network::new(ids.len(), link),
-            checker: Checker::new(epoch, &ids, quorum),
+            checker,
             ids,
             membership,
             slots,
@@ -479,8 +485,15 @@ impl Simulation {
         while let Some(event) = node.poll_event() {
             self.event_buf.push(event);
         }
-        self.checker
-            .after_input(now, &slot.clock, index, node, &self.event_buf, strict);
+        let before = self.checker.after_input(
+            now,
+            &slot.clock,
+            index,
+            node,
+            (&self.event_buf, &self.outbox),
+            strict,
+        );
+        let check_leases = self.checker.leases_to_check(before.as_ref(), node);
         // A member that is down follows nobody, whatever its node was told.
         let follows = node
             .leader()
@@ -527,6 +540,19 @@ impl Simulation {
             self.transmit(index, transmit, depth);
         }
         self.outbox = outbox;
+        if check_leases {
+            self.check_leases();
+        }
+    }
+
+    /// I7: every leader's lease covered by a quorum's promises, in real time.
+    fn check_leases(&mut self) {
+        let members: Vec<(Option<&Node>, &Clock)> = self
+            .slots
+            .iter()
+            .map(|slot| (slot.node.as_ref(), &slot.clock))
+            .collect();
+        self.checker.check_leases(self.now, &members);
     }
 
     fn transmit(&mut self, from: usize, transmit: Transmit, depth: u64) {

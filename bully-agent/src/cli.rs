@@ -1,4 +1,4 @@
-//! The command line: `run`, `status`, `check`, `reload`, and the two hidden
+//! The command line: `run`, `init`, `status`, `check`, `reload`, and the two hidden
 //! commands the agent starts itself with (`supervise`, `exec-child`). Its
 //! `--help` is the manual, and `doc/bully-agent.1` is rendered from it
 //! (`tests/manual.rs` keeps the two in step).
@@ -21,6 +21,20 @@ CONFIGURATION
   resolve counts as an unreachable member) and again every names.refresh_ms
   (5 s), every names.retry_ms (1 s) while unresolved, and when the leader is
   lost. `bully-agent check` checks a file.
+
+FIRST BOOT AND LOST STATE
+  A member without a state file cannot tell a first boot from a lost data
+  directory, and one that lost its state may have promised a leader not to
+  vote against it: so `run` without a state file logs it and votes for
+  nobody, itself included, for a follower lease (about
+  timing.leader_timeout_ms) after it starts. On a new cluster's first deploy,
+  `bully-agent init` on each member before its first start declares it new
+  (it writes DATA_DIR/state.json), and it votes at once; or start without
+  init and accept the wait. After a lost volume or a replaced disk never run
+  init: start the member, which waits the follower lease. init refuses a
+  data directory that holds a state file. A command, not a setting or a
+  flag on run: either would stay in place and declare the member new again
+  after a later loss.
 
 RELOAD
   SIGHUP (systemctl reload bully-agent, or bully-agent reload) reads the file
@@ -49,7 +63,8 @@ SIGNALS
 
 FILES
   /etc/bully-agent/cluster.toml   the configuration (Debian package)
-  DATA_DIR/state.json             term, vote, incarnation (never edit it)
+  DATA_DIR/state.json             term, vote, incarnation, a declared first
+                                  boot (never edit it; init writes the first)
   DATA_DIR/agent.pid              the running agent's pid (bully-agent reload)
   DATA_DIR/lock                   keeps a second agent out
   DATA_DIR/job-cgroup             the job's cgroup while it runs
@@ -71,6 +86,7 @@ EXIT STATUS
 
 EXAMPLES
   bully-agent check --config /etc/bully-agent/cluster.toml
+  bully-agent init --config /etc/bully-agent/cluster.toml   # new cluster only
   bully-agent run --config cluster.toml -- /usr/local/bin/nightly-report
   bully-agent status --config cluster.toml
   bully-agent reload --config cluster.toml";
@@ -116,6 +132,26 @@ pub enum Command {
         /// The command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
+    },
+    /// Declare this member's first boot in a new cluster, so that its first
+    /// `run` votes at once.
+    ///
+    /// It writes the member's initial state file in `data_dir`. Run it
+    /// once per member, before the cluster's first start, and never after a
+    /// member lost its state (a lost volume, a replaced disk): that member may
+    /// have promised a leader, in acknowledgements it forgot, not to vote
+    /// against it, and `run` without a state file waits a follower lease
+    /// before it votes for that reason. Refused (one `error:` line, status 1)
+    /// when `data_dir` holds a state file or an agent runs on it. Reads no
+    /// secret.
+    Init {
+        /// The configuration file (TOML): its `cluster`, `id`, `data_dir` and
+        /// members.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// This node's id, instead of the file's `id` (as `run --id`).
+        #[arg(long, env = "BULLY_AGENT_ID")]
+        id: Option<u64>,
     },
     /// Ask a running agent (its `listen` endpoint) who leads.
     Status {

@@ -283,6 +283,35 @@ pub fn load_as(path: &Path, id: Option<u64>) -> Result<Settings, ConfigError> {
     Ok(settings)
 }
 
+/// Who this node is and where its state lives: what `bully-agent init`
+/// needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// The cluster id.
+    pub cluster: ClusterId,
+    /// This node.
+    pub id: NodeId,
+    /// Where the durable state lives.
+    pub data_dir: PathBuf,
+}
+
+/// The cluster, this node (the file's `id`, or `id` from the command line)
+/// and its data directory, for `init`: the member list is checked and must
+/// hold this node, but no secret is read. Under systemd the key is a
+/// credential only the service sees, and declaring a first boot needs none.
+pub fn read_identity(path: &Path, id: Option<u64>) -> Result<Identity, ConfigError> {
+    let file = parse_file(path)?;
+    let id = NodeId(id.unwrap_or(file.id));
+    let members = check_members(&file.members)?;
+    check_is_member(id, &members)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(Identity {
+        cluster: ClusterId(file.cluster),
+        id,
+        data_dir: base.join(file.data_dir),
+    })
+}
+
 /// The data directory only, for `reload` (which finds the agent's pid file
 /// there): reads no secret.
 pub fn read_data_dir(path: &Path) -> Result<PathBuf, ConfigError> {
@@ -333,15 +362,20 @@ fn field(field: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
+fn check_is_member(id: NodeId, members: &[Member]) -> Result<(), ConfigError> {
+    if members.iter().any(|member| member.id == id) {
+        return Ok(());
+    }
+    Err(field(
+        "id",
+        format!("{id} is not one of the members (add a [[members]] entry with id = {id})"),
+    ))
+}
+
 fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
     let id = NodeId(file.id);
     let members = check_members(&file.members)?;
-    if !members.iter().any(|member| member.id == id) {
-        return Err(field(
-            "id",
-            format!("{id} is not one of the members (add a [[members]] entry with id = {id})"),
-        ));
-    }
+    check_is_member(id, &members)?;
 
     let quorum = match &file.quorum {
         QuorumSetting::Named(name) if name == "majority" => Quorum::Majority,

@@ -63,6 +63,12 @@ pub enum StateError {
         /// Who reads it.
         expected: String,
     },
+    /// `bully-agent init` found a state file: it never replaces one.
+    #[error("{}: a state file exists, so this member has run (or was declared new) already; `bully-agent init` never replaces it, as that would forget the promises it holds: start the member with `bully-agent run`", path.display())]
+    Exists {
+        /// The state file.
+        path: PathBuf,
+    },
     /// Another agent holds the data directory.
     #[error("{}: another bully-agent is using this data directory", path.display())]
     Locked {

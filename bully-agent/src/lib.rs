@@ -6,7 +6,8 @@
 //! format). See the crate's README for the operator's guide.
 //!
 //! - [`config`]: the TOML file and its checks.
-//! - [`state`]: the durable state in the data directory.
+//! - [`state`]: the durable state in the data directory; [`init`] declares a
+//!   member's first boot in a new cluster.
 //! - [`run`]: the daemon: the node, the command under a [`supervisor`], signals.
 //! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
 //!   the supervisor as subreaper ([`descendants`]).
@@ -37,6 +38,7 @@ pub mod containment;
 pub mod descendants;
 pub mod error;
 pub mod http;
+pub mod init;
 pub mod own_binary;
 pub mod reload;
 pub mod resolve;

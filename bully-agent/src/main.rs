@@ -1,6 +1,7 @@
 //! `bully-agent`: runs a command on exactly one machine of a cluster.
 //!
 //! ```text
+//! bully-agent init --config cluster.toml      # once, before a new cluster's first start
 //! bully-agent run --config cluster.toml -- CMD [ARGS...]
 //! bully-agent status --config cluster.toml
 //! bully-agent check --config cluster.toml
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
             secret,
             command,
         } => start(&config, id, &log, secret, command),
+        Command::Init { config, id } => bully_agent::init::init(&config, id),
         Command::Reload { config } => bully_agent::reload::command::reload(&config),
         Command::Status {
             config,

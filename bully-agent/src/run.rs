@@ -3,7 +3,8 @@
 //! Start-up does every check that can fail before it binds anything: the
 //! configuration, the secret, the data directory (locked, read, and written once
 //! with the new incarnation), then the HTTP port and the UDP port. Only then does
-//! the node start.
+//! the node start. A data directory without a state file starts a restart, not a
+//! first boot (see [`crate::init`]).
 //!
 //! While this node leads, the command runs under a [`Supervised`](crate::child::Supervised) run, which is
 //! told the lease deadline after every renewal. When the leadership ends, or with
@@ -114,7 +115,22 @@ async fn serve(
     (signals, hangups): (Signals, tokio::signal::unix::Signal),
     resolver: Arc<dyn Resolve>,
 ) -> Result<i32, String> {
-    let stored = data.load().map_err(|error| error.to_string())?;
+    let stored = match data.load().map_err(|error| error.to_string())? {
+        Some(stored) => {
+            if stored.durable.first_boot {
+                tracing::info!(
+                    "first boot declared (bully-agent init): this member votes as it starts"
+                );
+            }
+            stored
+        }
+        None => {
+            note_missing_state(settings, &data.state_path());
+            // A restart, not a first boot: the core then votes for nobody
+            // for a follower lease from its start.
+            Stored::default()
+        }
+    };
     // A higher incarnation than any run before, or the peers refuse this run's
     // frames as replays: the stored counter, or the clock if it is further on.
     let clock = Incarnation::from_duration_since_epoch(
@@ -311,6 +327,28 @@ async fn serve(
         Some(error) => Err(error),
         None => Ok(code),
     }
+}
+
+/// Says, in one line, that no state file was found and what follows: the
+/// member may have run and lost its data directory, and may have promised a
+/// leader not to vote against it, so with a quorum it waits a follower lease
+/// before it votes; a new cluster's members are declared with `init` to vote
+/// at once. Without a quorum there are no votes to wait for.
+fn note_missing_state(settings: &Settings, path: &std::path::Path) {
+    if settings.config.quorum() == Quorum::None {
+        tracing::info!(
+            state = %path.display(),
+            "no state file: starting from term 0"
+        );
+        return;
+    }
+    tracing::warn!(
+        state = %path.display(),
+        follower_lease_ms = settings.config.follower_lease().as_millis(),
+        "no state file was found, so this member may have run before and lost its state: \
+         it waits a follower lease before it votes; a member of a new cluster can be \
+         declared with `bully-agent init` before its first start to vote at once"
+    );
 }
 
 /// The address to bind: `bind`, or this node's member address (a name is

@@ -478,3 +478,28 @@ fn bind_and_the_names_table_are_read_and_checked() {
         assert!(error.starts_with(expected), "{expected:?} not in: {error}");
     }
 }
+
+#[test]
+fn init_reads_who_this_node_is_without_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cluster.toml");
+    // No secret file next to it: under systemd the key is a credential that
+    // only the service sees, and `init` needs none.
+    std::fs::write(&path, THREE).unwrap();
+    assert!(load(&path).is_err(), "`run` would need the secret");
+    let identity = read_identity(&path, None).unwrap();
+    assert_eq!(
+        identity,
+        Identity {
+            cluster: ClusterId(7),
+            id: NodeId(2),
+            data_dir: dir.path().join("data"),
+        }
+    );
+    assert_eq!(read_identity(&path, Some(3)).unwrap().id, NodeId(3));
+    let error = read_identity(&path, Some(4)).unwrap_err().to_string();
+    assert!(
+        error.starts_with("`id`: 4 is not one of the members"),
+        "{error}"
+    );
+}

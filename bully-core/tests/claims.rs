@@ -700,3 +700,32 @@ fn a_former_leader_votes_as_soon_as_its_work_has_stopped() {
     node.handle_timeout(stopped);
     assert_eq!(drain(&mut node), vec![to(3, vote(2))]);
 }
+
+/// 4 of 1..=4 wins term 1 and claims it. Before the votes come, 3's claim of
+/// term 3 reaches it: 4 would take over from 3, so it does not vote, and its
+/// term moves to 3. Then 1 and 2 vote for 4's claim of term 1: a quorum, but
+/// for a term 4 no longer stands in. 4 does not lead: it would lead term 3
+/// with no vote in term 3, beside 3's own claim of it. Found by the `cluster`
+/// fuzz target through I6 (a leader's vote is its own in its term).
+#[test]
+fn a_claim_overtaken_by_a_newer_term_never_leads_that_term() {
+    let mut node = support::first_boot(4, ids(1..=4), majority());
+    let t0 = Instant::now();
+    node.start_election(t0);
+    let mut sent = drain(&mut node);
+    let mut now = t0;
+    while !sent.contains(&to(1, claim(1))) {
+        (now, sent) = next_timer(&mut node);
+    }
+    node.handle_message(now, NodeId(3), claim(3));
+    assert_eq!(node.term(), Term(3));
+    node.handle_message(now, NodeId(1), vote(1));
+    node.handle_message(now, NodeId(2), vote(1));
+    assert_ne!(node.role(), Role::Leader);
+    assert!(
+        !events(&mut node)
+            .iter()
+            .any(|event| matches!(event, Event::BecameLeader { .. })),
+        "4 led on votes for another term"
+    );
+}

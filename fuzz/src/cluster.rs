@@ -69,6 +69,11 @@ fn drive_cluster(u: &mut Unstructured<'_>) -> Result<()> {
         let step = step(u, &members)?;
         apply(&mut sim, &step);
         done.push(step);
+        if tracing() && !sim.violations().is_empty() {
+            for record in sim.trace() {
+                eprintln!("{:>9} us {:?}", record.at_us, record.entry);
+            }
+        }
         assert!(sim.violations().is_empty(), "{}", context(&sim, &done));
     }
     if tracing() {

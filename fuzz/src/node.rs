@@ -2,7 +2,9 @@
 //! checked after every input against the sans-IO contract (S2: its term and
 //! highest accepted token never decrease; S3: it accepts and follows no token
 //! below that one; docs/correctness.md, section 1; where it sends, how much it
-//! sends, when it next wants to be woken).
+//! sends, when it next wants to be woken) and the safety core's invariants I1
+//! to I6 (docs/protocol.md; `bully_core::invariants::check_input`), and its
+//! lease against an account of the requests a quorum acknowledged (G6).
 
 mod input;
 mod lease;
@@ -10,7 +12,11 @@ mod lease;
 use std::time::Instant;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use bully_core::{Event, FencingToken, Membership, Node, NodeId, Quorum, Role, Term};
+use bully_core::invariants::{self, SafetyState};
+use bully_core::{
+    DurableState, Event, FencingToken, Membership, Message, Node, NodeId, Quorum, Role, Term,
+    Transmit,
+};
 
 use self::input::{Input, config, exercise_config, expected_validation, member_list, node_input};
 use self::lease::{LeaseView, LeaseWatch};
@@ -47,21 +53,35 @@ struct Observed {
     highest: Option<FencingToken>,
     /// What the node sent that its lease may be dated from.
     lease: LeaseWatch,
+    /// Its safety core after the previous input.
+    safety: SafetyState,
+    /// Whether this incarnation was declared a first boot.
+    first_boot: bool,
+    /// When it came back (its first input, or its start), if it was not
+    /// declared a first boot (I5).
+    back: Option<Instant>,
 }
 
 impl Observed {
     fn of(node: &Node) -> Observed {
+        let safety = node.safety();
         Observed {
             clock: None,
             term: node.term(),
             highest: node.highest_token(),
             lease: LeaseWatch::default(),
+            safety,
+            first_boot: safety.first_boot,
+            back: None,
         }
     }
 
     /// The instant the node takes `now` for: time never runs backwards inside it.
     fn feed(&mut self, now: Instant) -> Instant {
         let now = self.clock.map_or(now, |clock| clock.max(now));
+        if self.clock.is_none() && !self.first_boot {
+            self.back = Some(now);
+        }
         self.clock = Some(now);
         now
     }
@@ -94,7 +114,18 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
         }
         expected_validation(&config, membership.ids())
     });
-    let built = Node::new(id, members.iter().copied(), config.clone());
+    // A member of a new cluster, declared so, or one that may have run before.
+    let first_boot = bool::arbitrary(u)?;
+    let built = if first_boot {
+        Node::with_durable_state(
+            id,
+            members.iter().copied(),
+            config.clone(),
+            DurableState::first_boot(),
+        )
+    } else {
+        Node::new(id, members.iter().copied(), config.clone())
+    };
     assert_eq!(
         built.is_ok(),
         expected.is_ok(),
@@ -116,6 +147,11 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
         let members_before = node.members().len();
         let bound = match input {
             Input::Message { from, message } => {
+                if let Message::Ack { term, round } = message {
+                    if is_voter(&node, from) {
+                        seen.lease.acknowledged(from, term, round);
+                    }
+                }
                 node.handle_message(seen.feed(now), from, message);
                 Bound::Input
             }
@@ -129,7 +165,11 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 continue;
             }
             Input::Start => {
-                node.start(seen.feed(now));
+                let at = seen.feed(now);
+                node.start(at);
+                if !seen.first_boot {
+                    seen.back = Some(at);
+                }
                 Bound::Input
             }
             Input::StartElection => {
@@ -162,7 +202,9 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 Bound::Input
             }
             Input::RemoveMember(member) => {
-                let _ = node.remove_member(seen.feed(now), member);
+                if node.remove_member(seen.feed(now), member).is_ok() {
+                    seen.lease.forget(member);
+                }
                 Bound::Input
             }
             Input::Restart { durable } => {
@@ -185,12 +227,12 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 };
                 if durable {
                     assert_eq!(node.durable_state(), state);
-                    // The term persisted; the accepted token lives in memory only,
-                    // and so does the lease.
+                    // The term persisted; the accepted token lives in memory
+                    // only, and so do the lease and the promises: the new
+                    // incarnation's clock starts again.
                     seen = Observed {
-                        highest: node.highest_token(),
-                        lease: LeaseWatch::default(),
-                        ..seen
+                        term: seen.term,
+                        ..Observed::of(&node)
                     };
                 } else {
                     seen = Observed::of(&node);
@@ -236,15 +278,23 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     // The instant the node took this input at (`restore` takes none, and sends
     // nothing).
     let now = seen.clock;
-    if let Some(now) = now.filter(|_| members_before == 1 || node.members().len() == 1) {
+    let own_quorum = {
+        let safety = node.safety();
+        safety.voter && safety.quorum.is_some_and(|quorum| quorum <= 1)
+    };
+    if let Some(now) =
+        now.filter(|_| members_before == 1 || node.members().len() == 1 || own_quorum)
+    {
         seen.lease.alone(now);
     }
     let mut sent = 0;
+    let mut transmits: Vec<Transmit> = Vec::new();
     while let Some(transmit) = node.poll_transmit() {
         if tracing() {
             eprintln!("    -> {transmit:?}");
         }
         sent += 1;
+        transmits.push(transmit.clone());
         if let Some(now) = now {
             seen.lease.sent(&transmit.message, now);
         }
@@ -294,12 +344,34 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
         .leader()
         .filter(|leader| leader.id == node.id() && node.role() == Role::Leader)
         .map(|leader| leader.term);
+    let safety = node.safety();
     seen.lease.check(LeaseView {
         leading,
         quorum: node.config().quorum() != Quorum::None,
         until: node.exclusive_until(),
         lease: node.config().leader_lease(),
+        quorum_size: safety.quorum.map(|quorum| (quorum, safety.voter)),
     });
+    if let Some(now) = now {
+        let input = invariants::Input {
+            now,
+            sent: &transmits,
+            back_since: seen.back,
+        };
+        if let Err(broken) = invariants::check_input(&seen.safety, &safety, &input) {
+            panic!("{broken}");
+        }
+    }
+    seen.safety = safety;
     seen.term = node.term();
     seen.highest = node.highest_token();
+}
+
+/// Whether `member` is a member whose vote counts (its acknowledgements back a
+/// lease).
+fn is_voter(node: &Node, member: NodeId) -> bool {
+    let config = node.config();
+    member != node.id()
+        && node.members().contains(&member)
+        && (config.observers_vote() || !config.observers().contains(&member))
 }

@@ -53,7 +53,14 @@ impl Node {
     /// Nobody objected within the answer timeout: the announced term was
     /// nobody else's, and this node leads it.
     pub(super) fn on_start_unopposed(&mut self, now: Instant) {
-        if !matches!(self.phase, Phase::Claiming { .. }) {
+        let Phase::Claiming { term } = self.phase else {
+            return;
+        };
+        if term != self.term {
+            // A newer term reached it while it waited: the announced one is
+            // not the term it would lead now, and the newer one it never
+            // announced. It stands above it, as after an objection.
+            self.begin_election(now, self.term.next());
             return;
         }
         self.lead(now);

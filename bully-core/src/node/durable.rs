@@ -81,11 +81,13 @@ impl Node {
         if self.latest.is_some() {
             return;
         }
+        // A first boot may have seen terms (it heard elections it had no
+        // part in), never voted; and a node that already holds a state that
+        // is no first boot stays one.
         self.promised_nothing = state.first_boot
-            && state.term == Term(0)
             && state.vote.is_none()
-            && self.term == Term(0)
-            && self.gate.vote.is_none();
+            && self.gate.vote.is_none()
+            && (self.term == Term(0) || self.promised_nothing);
         // A vote implies its term was seen: a state whose vote is ahead of its
         // term (hand-edited, or corrupt) is read as being at the vote's term.
         let term = state

@@ -242,6 +242,13 @@ impl Node {
         let Phase::Claiming { term } = self.phase else {
             return;
         };
+        if term != self.term {
+            // Its term moved past the claim (a lower member's newer claim it
+            // would take over from, say): the votes are for a term it no
+            // longer stands in, and leading would take the newer term's token
+            // without a vote in it (I6). The claim runs out on its timer.
+            return;
+        }
         let Some(lease_until) = self.gate.lease_until else {
             return;
         };

@@ -36,6 +36,15 @@
 //!   overlaps are); without one there are no votes, promises or leases, and
 //!   I1 is S2.
 //!
+//! A member restarted without its durable state (A3 broken) may claim a term
+//! it led before, and number its requests as it did then: an acknowledgement
+//! of its previous incarnation's request, delivered past the timing model (A1
+//! broken: delayed, or replayed), then names one of its new requests, and backs
+//! a lease from a later instant than the promise began. The new incarnation
+//! waits a follower lease before it votes (G10), so with A1 every message of
+//! the previous one is gone by then; with both broken, overlaps and the
+//! invariants are counted, not flagged.
+//!
 //! Exclusive leadership and W1 rest on the leases, which rest on A2 (bounded
 //! drift; docs/correctness.md, section 3): they are compared in real time, each member's instants converted
 //! from its own clock (`clock.rs`). A clock that drifts, even beyond the bound
@@ -179,8 +188,10 @@ pub(crate) struct Checker {
     ids: Vec<NodeId>,
     /// Whether the cluster runs with a quorum (exclusive leadership enforced).
     quorum: bool,
-    /// Whether every running member's clock has kept to A2 (no step).
-    clocks_in_model: bool,
+    /// Whether the run keeps to what the leases rest on: every running
+    /// member's clock kept to A2 (no step), and no member that lost its state
+    /// met a message delivered past the timing model.
+    in_model: bool,
     overlaps: u64,
     work_overlaps: u64,
     /// W1: the leaders' work, as the drivers run it.
@@ -201,7 +212,7 @@ impl Checker {
             same_term_leaders: 0,
             leading: BTreeSet::new(),
             quorum,
-            clocks_in_model: true,
+            in_model: true,
             overlaps: 0,
             work_overlaps: 0,
             work: WorkModel::new(ids.len()),
@@ -223,10 +234,11 @@ impl Checker {
         self.work.crashed(now, clock, index, config);
     }
 
-    /// A running member's clock stepped: from now on overlaps are counted, not
-    /// flagged.
-    pub(crate) fn left_clock_model(&mut self) {
-        self.clocks_in_model = false;
+    /// A running member's clock stepped, or a member that lost its state met
+    /// messages delivered past the timing model: from now on overlaps and
+    /// broken invariants are counted, not flagged.
+    pub(crate) fn left_model(&mut self) {
+        self.in_model = false;
     }
 
     fn track_leading(&mut self, index: usize, node: &Node, at_us: u64) {
@@ -239,7 +251,7 @@ impl Checker {
         }
         if let Some(&other) = self.leading.iter().find(|&&other| other != index) {
             self.overlaps += 1;
-            if self.quorum && self.clocks_in_model {
+            if self.quorum && self.in_model {
                 let leading = self.ids[other];
                 self.violations.push(Violation::OverlappingLeaders {
                     leading,
@@ -288,7 +300,7 @@ impl Checker {
 
     fn broke(&mut self, node: NodeId, broken: &Broken, at_us: u64) {
         self.invariants_broken += 1;
-        if self.quorum && self.clocks_in_model {
+        if self.quorum && self.in_model {
             self.violations.push(Violation::Invariant {
                 node,
                 broken: broken.to_string(),
@@ -382,7 +394,7 @@ impl Checker {
         self.track_leading(index, node, at_us);
         if let Some(running) = self.work.after_input(now, clock, index, node) {
             self.work_overlaps += 1;
-            if self.clocks_in_model {
+            if self.in_model {
                 self.violations.push(Violation::WorkOverlap {
                     running: self.ids[running],
                     second: node.id(),

@@ -157,7 +157,7 @@ impl Simulation {
             // Its timeouts fire early: outside the synchronous model too.
             self.faulted = true;
             self.clock_stepped = true;
-            self.checker.left_clock_model();
+            self.checker.left_model();
         }
         self.rearm(index);
         self.record(TraceEntry::Fault {

@@ -143,7 +143,7 @@ impl Simulation {
             node.restore(self.slots[index].last_state);
         } else {
             // Not restored at all: it cannot tell a forgotten promise from none.
-            self.amnesia = true;
+            self.note_amnesia();
         }
         self.checker.reset(index, &node);
         let slot = &mut self.slots[index];
@@ -159,6 +159,8 @@ impl Simulation {
     /// is counted in [`sent`](Self::sent). `from` need not be up, or a member.
     pub fn inject(&mut self, from: NodeId, to: NodeId, message: Message) -> Result<(), SimError> {
         let to_index = self.index(to)?;
+        // Forged or replayed: outside the timing model whatever its delay.
+        self.note_late_delivery();
         self.sent[message.kind()] += 1;
         let from_index = self.index(from).unwrap_or(to_index);
         let outcome = self.network.send(

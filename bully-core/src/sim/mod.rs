@@ -142,6 +142,9 @@ pub struct Simulation {
     following: BTreeMap<FencingToken, usize>,
     /// Whether a member has restarted without its durable state.
     amnesia: bool,
+    /// Whether a message was delivered past the timing model (later than its
+    /// receiver's `max_message_delay` after it was sent, or injected).
+    late_delivery: bool,
     /// Whether the cluster runs with a quorum.
     quorum: bool,
     sent: MessageCounts,
@@ -246,6 +249,7 @@ impl Simulation {
             live,
             following: BTreeMap::new(),
             amnesia: false,
+            late_delivery: false,
             quorum,
             sent: MessageCounts::default(),
             lost: 0,
@@ -424,6 +428,11 @@ impl Simulation {
         };
         self.now = self.now.max(in_flight.at);
         let (from, to) = (in_flight.sender, self.ids[in_flight.to]);
+        let late = self.now.saturating_duration_since(in_flight.sent)
+            > self.slots[in_flight.to].config.max_message_delay();
+        if late {
+            self.note_late_delivery();
+        }
         let slot = &mut self.slots[in_flight.to];
         let now = slot.clock.local(self.now);
         let Some(node) = slot.node.as_mut().filter(|_| slot.up) else {
@@ -542,6 +551,24 @@ impl Simulation {
         self.outbox = outbox;
         if check_leases {
             self.check_leases();
+        }
+    }
+
+    /// A message arrives past the timing model (A1 broken): with a member
+    /// that lost its state, the leases' guarantee rests on more than the run
+    /// keeps to (`check.rs`).
+    pub(crate) fn note_late_delivery(&mut self) {
+        self.late_delivery = true;
+        if self.amnesia {
+            self.checker.left_model();
+        }
+    }
+
+    /// A member came back without its durable state (A3 broken).
+    pub(crate) fn note_amnesia(&mut self) {
+        self.amnesia = true;
+        if self.late_delivery {
+            self.checker.left_model();
         }
     }
 

@@ -2,16 +2,22 @@
 //! never reaches past what its own claims and heartbeat rounds allow, exists only
 //! while it leads with a quorum, and only moves forward within one leadership.
 //!
-//! The rule comes from `bully-core/src/node/quorum.rs`: a leader's lease ends
-//! `Config::leader_lease` after the send time of its claim (the `Coordinator` it
-//! sent to ask for votes) or of a heartbeat round, whichever a quorum
-//! acknowledged last. The target cannot see which one a quorum acknowledged, so
-//! it dates the lease from the latest one the node sent: a sound bound, and the
-//! exact one whenever the latest round is acknowledged in time.
+//! The rule is G6 of docs/protocol.md: a leader's lease ends
+//! `Config::leader_lease` after the send time of a request for acknowledgement
+//! (an ask of its claim, a `Coordinator`, or a heartbeat round) that a quorum
+//! acknowledged, each acknowledgement naming the request it answers and backing
+//! that request and earlier ones only. The watch keeps its own account, from
+//! what the node sent and what it was sent: which requests went out when, and
+//! the latest request each voter acknowledged. The node may date its lease from
+//! no later a request than that account allows (it may forget old requests, or
+//! drop acknowledgements it no longer needs, and lease less). Whether the
+//! account is right is independent of the node's own counting: a vote for one
+//! ask counted toward a later one breaks it at once.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use bully_core::{Message, Term};
+use bully_core::{Message, NodeId, Term};
 
 /// What a node sent that its lease may be dated from, and the lease it held.
 #[derive(Debug, Default)]
@@ -20,11 +26,21 @@ pub(super) struct LeaseWatch {
     /// had not sent before, or was alone in its cluster (a round then goes to
     /// nobody, and renews the lease all the same).
     latest_send: Option<Instant>,
+    /// The latest instant at which its own vote was the quorum (alone, or the
+    /// only voter): any request it made then backed its lease at once. A
+    /// membership change that adds voters leaves that lease to run out.
+    own_quorum_at: Option<Instant>,
     /// The newest heartbeat round seen, `(term, round)`: a reminder to a member
     /// that fell behind repeats the current round and renews nothing.
     round: Option<(Term, u64)>,
     /// The lease seen after the previous input, with its leadership's term.
     held: Option<(Term, Instant)>,
+    /// Every request for acknowledgement the node sent, `(term, round)`, and
+    /// when it first went out.
+    requests: BTreeMap<(Term, u64), Instant>,
+    /// The latest request of each term each member acknowledged, counted only
+    /// once the node had sent it.
+    acked: BTreeMap<(Term, NodeId), u64>,
 }
 
 /// What the node says of its lease after one input.
@@ -38,27 +54,77 @@ pub(super) struct LeaseView {
     pub(super) until: Option<Instant>,
     /// `Config::leader_lease`.
     pub(super) lease: Duration,
+    /// How many voters a leader needs, and whether the node's own vote counts
+    /// toward them.
+    pub(super) quorum_size: Option<(usize, bool)>,
 }
 
 impl LeaseWatch {
     /// The node sent `message` at `at`.
     pub(super) fn sent(&mut self, message: &Message, at: Instant) {
         match *message {
-            Message::Coordinator { .. } => self.latest_send = Some(at),
-            Message::Heartbeat { term, round }
-                if self.round.is_none_or(|newest| (term, round) > newest) =>
-            {
-                self.round = Some((term, round));
+            Message::Coordinator { term, round } => {
                 self.latest_send = Some(at);
+                self.requests.entry((term, round)).or_insert(at);
+            }
+            Message::Heartbeat { term, round } => {
+                self.requests.entry((term, round)).or_insert(at);
+                if self.round.is_none_or(|newest| (term, round) > newest) {
+                    self.round = Some((term, round));
+                    self.latest_send = Some(at);
+                }
             }
             _ => {}
         }
+    }
+
+    /// Member `from`, a voter, sent the node `Ack { term, round }`: it backs
+    /// the request it names, if the node sent it, and every earlier one.
+    pub(super) fn acknowledged(&mut self, from: NodeId, term: Term, round: u64) {
+        if !self.requests.contains_key(&(term, round)) {
+            return;
+        }
+        let acked = self.acked.entry((term, from)).or_insert(round);
+        *acked = (*acked).max(round);
+    }
+
+    /// `member` left the cluster: its acknowledgements back nothing now.
+    pub(super) fn forget(&mut self, member: NodeId) {
+        self.acked.retain(|&(_, from), _| from != member);
+    }
+
+    /// The latest end a lease of the leadership of `term` may have: a
+    /// `lease` after the newest request of that term that `quorum` voters
+    /// (the node's own vote counted if `own`) acknowledged, by this account.
+    fn backed_until(
+        &self,
+        term: Term,
+        (quorum, own): (usize, bool),
+        lease: Duration,
+    ) -> Option<Instant> {
+        let requests = self
+            .requests
+            .range((term, 0)..=(term, u64::MAX))
+            .map(|(&(_, round), &at)| (round, at));
+        let mut backed = None;
+        for (round, at) in requests {
+            let acks = self
+                .acked
+                .iter()
+                .filter(|&(&(acked_term, _), &acked)| acked_term == term && acked >= round)
+                .count();
+            if acks + usize::from(own) >= quorum {
+                backed = Some(at + lease);
+            }
+        }
+        backed
     }
 
     /// The node took an input at `at` with nobody else in its cluster: any
     /// heartbeat round it ran then was sent to nobody.
     pub(super) fn alone(&mut self, at: Instant) {
         self.latest_send = Some(at);
+        self.own_quorum_at = Some(at);
     }
 
     /// Checks the lease after one input.
@@ -81,6 +147,20 @@ impl LeaseWatch {
             until - sent,
             view.lease
         );
+        if let Some((quorum, own)) = view
+            .quorum_size
+            .filter(|&(quorum, own)| usize::from(own) < quorum)
+        {
+            let backed = self
+                .backed_until(term, (quorum, own), view.lease)
+                .max(self.own_quorum_at.map(|at| at + view.lease));
+            assert!(
+                backed.is_some_and(|backed| until <= backed),
+                "G6: exclusive_until is {until:?}, later than any request of term {term} a \
+                 quorum of {quorum} acknowledged allows ({backed:?}): {:?}",
+                self.acked
+            );
+        }
         if let Some((held_term, held)) = self.held {
             assert!(
                 held_term != term || until >= held,
@@ -106,6 +186,9 @@ mod tests {
             quorum: true,
             until: Some(until),
             lease: LEASE,
+            // Alone: its own vote is the quorum, and only the send times bound
+            // the lease.
+            quorum_size: None,
         }
     }
 
@@ -217,5 +300,62 @@ mod tests {
         };
         watch.sent(&round, t0);
         watch.check(leader(5, t0 + LEASE / 2));
+    }
+
+    /// 3 of 1..=3 (a majority is 2, its own vote counted) asks at t0 and asks
+    /// again at t1; 2's vote names the first ask.
+    fn asked_twice_voted_once(t0: Instant, t1: Instant) -> LeaseWatch {
+        let mut watch = LeaseWatch::default();
+        for (round, at) in [(0, t0), (1, t1)] {
+            watch.sent(
+                &Message::Coordinator {
+                    term: Term(4),
+                    round,
+                },
+                at,
+            );
+        }
+        watch.acknowledged(NodeId(2), Term(4), 0);
+        watch
+    }
+
+    fn claimant(until: Instant) -> LeaseView {
+        LeaseView {
+            quorum_size: Some((2, true)),
+            ..leader(4, until)
+        }
+    }
+
+    #[test]
+    fn a_lease_dated_from_the_ask_a_quorum_voted_for_passes() {
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_millis(400);
+        asked_twice_voted_once(t0, t1).check(claimant(t0 + LEASE));
+    }
+
+    #[test]
+    #[should_panic(expected = "G6")]
+    fn a_vote_for_the_first_ask_counted_toward_the_second_fails() {
+        // The counterexample of the shared file `reask.rs`: the lease dated
+        // from the second ask on a vote for the first.
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_millis(400);
+        asked_twice_voted_once(t0, t1).check(claimant(t1 + LEASE));
+    }
+
+    #[test]
+    #[should_panic(expected = "G6")]
+    fn an_acknowledgement_of_a_request_never_sent_backs_nothing() {
+        let t0 = Instant::now();
+        let mut watch = LeaseWatch::default();
+        watch.acknowledged(NodeId(2), Term(4), 0);
+        watch.sent(
+            &Message::Coordinator {
+                term: Term(4),
+                round: 0,
+            },
+            t0,
+        );
+        watch.check(claimant(t0 + LEASE));
     }
 }

@@ -574,8 +574,11 @@ fn a_node_with_the_wrong_secret_never_joins() {
     cluster.spawn(2);
     let leader = cluster.wait_for_agreement_among(&[1, 2], PATIENCE);
     assert_eq!(leader, 2);
-    // 3 starts once 1 and 2 listen: a member that starts fresh probes at once,
-    // and a probe sent before 2 was bound would reach nobody to refuse it.
+    // 3 starts once 1 and 2 listen: declared new, as every member of a new
+    // cluster (`Cluster::configure` runs `bully-agent init`), it probes at
+    // once, and a probe sent before 2 was bound would reach nobody to refuse
+    // it. Started without state instead, it would send nothing for a follower
+    // lease, and leave before it sent the frames this test counts.
     cluster.spawn(3);
 
     let status = cluster.wait_exit(3, PATIENCE).unwrap_or_else(|| {

@@ -1,13 +1,16 @@
 //! A cluster's first boot, one agent after another from the lowest, as the
-//! README's walk-through starts them in three terminals: an agent whose data
-//! directory is new has promised nobody, so it votes as it starts. Nodes 1
-//! and 2 are a majority of three: 2 leads and runs the job with the token of
-//! term 1 before 3 has started. Node 3 then starts and takes the leadership
-//! back, and its job starts only once 2's has stopped.
+//! README's walk-through starts them in three terminals: each member was
+//! declared new with `bully-agent init` (`Cluster::configure` runs it), has
+//! promised nobody, so it votes as it starts. Nodes 1 and 2 are a majority of
+//! three: 2 leads and runs the job with the token of term 1 before 3 has
+//! started. Node 3 then starts and takes the leadership back, and its job
+//! starts only once 2's has stopped.
 //!
 //! A restarted agent (its data directory holds a term) is the other case:
 //! it votes for nobody for a leader timeout, in case a promise it made
-//! before the restart still binds it (`tests/take_back.rs`).
+//! before the restart still binds it (`tests/take_back.rs`); and so is an
+//! agent that finds no state file at all, which may have lost it
+//! (`tests/lost_state.rs`).
 
 mod support;
 

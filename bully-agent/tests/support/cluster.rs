@@ -1,7 +1,8 @@
 //! A cluster of real `bully-agent` processes on 127.0.0.1, for the process tests.
 //!
 //! [`Cluster::start`] writes one configuration per node and a shared secret into
-//! a temporary directory, and starts `bully-agent run --config nodeN.toml -- bash
+//! a temporary directory, declares each node a member of a new cluster
+//! (`bully-agent init`, so that it votes as it starts), and starts `bully-agent run --config nodeN.toml -- bash
 //! child.sh child.log` for each node, every agent in a process group of its own
 //! (so a test can stop or `kill -9` an agent as a group; its supervisor leads a
 //! group of its own, which [`Cluster::crash`] and [`Cluster::stop_agent_group`]
@@ -29,7 +30,7 @@ use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -58,6 +59,16 @@ pub(crate) fn write_secret(path: &Path, secret: &str) {
     std::fs::write(path, secret).expect("write a secret");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .expect("make the secret private");
+}
+
+/// `bully-agent init --config CONFIG`: its exit status and output.
+pub(crate) fn init_command(config: &Path) -> Output {
+    Command::new(AGENT)
+        .arg("init")
+        .arg("--config")
+        .arg(config)
+        .output()
+        .expect("run bully-agent init")
 }
 
 /// The test child script.
@@ -301,19 +312,23 @@ pub(crate) struct Cluster {
     timing: Timing,
     /// Keep the directory when dropped ([`Cluster::keep_files`]).
     keep: bool,
+    /// The job cgroups named in data directories the test deleted
+    /// ([`Cluster::lose_data_dir`]), for the cleanup.
+    lost_cgroups: Vec<PathBuf>,
 }
 
 impl Cluster {
-    /// Writes the files and starts every agent, whose commands stop at once on
-    /// SIGTERM, the highest first.
+    /// Writes the files, declares every member new (`bully-agent init`) and
+    /// starts every agent, whose commands stop at once on SIGTERM, the highest
+    /// first.
     ///
     /// The highest first, so that it is the first to lead however slowly the
     /// others start: it keeps asking for a leader timeout after its start
-    /// until a quorum answers. From the lowest up, an agent whose data
-    /// directory is new votes as it starts, and on a slow machine the lower
-    /// members could be a majority, and elect one of them, before the highest
-    /// has started (it then takes the job over: `tests/first_boot.rs`). The
-    /// tests begin from the highest's leadership.
+    /// until a quorum answers. From the lowest up, an agent declared new
+    /// votes as it starts, and on a slow machine the lower members could be a
+    /// majority, and elect one of them, before the highest has started (it
+    /// then takes the job over: `tests/first_boot.rs`). The tests begin from
+    /// the highest's leadership.
     pub(crate) fn start(options: Options) -> Cluster {
         let mut cluster = Cluster::configure(options);
         for id in cluster.ids().into_iter().rev() {
@@ -322,8 +337,11 @@ impl Cluster {
         cluster
     }
 
-    /// Writes the files (configurations, secrets) and starts nothing but the
-    /// relay, if any.
+    /// Writes the files (configurations, secrets), declares every member a
+    /// member of a new cluster (`bully-agent init`, as on a first deploy: each
+    /// votes as it starts), and starts nothing but the relay, if any. A test
+    /// of a member without state removes its data directory
+    /// ([`Cluster::lose_data_dir`]).
     pub(crate) fn configure(options: Options) -> Cluster {
         let dir = tempfile::Builder::new()
             .prefix("bully-agent-processes-")
@@ -381,7 +399,7 @@ impl Cluster {
                 },
             );
         }
-        Cluster {
+        let cluster = Cluster {
             child_log: dir.path().join("child.log"),
             missing_command: options.missing_command,
             dir,
@@ -390,7 +408,55 @@ impl Cluster {
             relay,
             timing: options.timing,
             keep: false,
+            lost_cgroups: Vec::new(),
+        };
+        // A new cluster, whose members have never run: each is declared so,
+        // as its operator does before the first start, and votes at once.
+        for id in cluster.ids() {
+            cluster.init(id);
         }
+        cluster
+    }
+
+    /// `bully-agent init` of `id`'s configuration: its exit status and output.
+    pub(crate) fn run_init(&self, id: u64) -> Output {
+        init_command(&self.node(id).config)
+    }
+
+    /// Declares `id` a member that has never run (`bully-agent init`); panics
+    /// if the agent refuses.
+    pub(crate) fn init(&self, id: u64) {
+        let output = self.run_init(id);
+        assert!(
+            output.status.success(),
+            "bully-agent init of member {id}: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// `id`'s data directory (its state file, lock, pid file).
+    pub(crate) fn data_dir(&self, id: u64) -> PathBuf {
+        self.dir.path().join(format!("data/{id}"))
+    }
+
+    /// Deletes `id`'s data directory, as a lost volume or a replaced disk
+    /// does (the agent must not run: it holds the directory's lock).
+    pub(crate) fn lose_data_dir(&mut self, id: u64) {
+        assert!(
+            !self.is_running(id),
+            "member {id}'s agent runs: stop it first"
+        );
+        // The job's cgroup, if a run still has one, is left alone (its
+        // supervisor may still be stopping the job, as after a real crash),
+        // but the record of it goes with the directory: remembered here, so
+        // that the cleanup still finds it.
+        let record = self.data_dir(id).join(bully_agent::containment::RECORD);
+        if let Ok(text) = std::fs::read_to_string(record) {
+            self.lost_cgroups.push(PathBuf::from(text.trim_end()));
+        }
+        std::fs::remove_dir_all(self.data_dir(id))
+            .unwrap_or_else(|error| panic!("remove member {id}'s data directory: {error}"));
     }
 
     /// Keeps the directory (configurations and logs) when the cluster is
@@ -847,6 +913,9 @@ impl Cluster {
         for id in self.ids() {
             remove_job_cgroup(&self.dir.path().join(format!("data/{id}")));
         }
+        for cgroup in &self.lost_cgroups {
+            remove_cgroup(cgroup);
+        }
     }
 }
 
@@ -876,7 +945,13 @@ pub(crate) fn remove_job_cgroup(data_dir: &Path) {
     let Ok(text) = std::fs::read_to_string(&record) else {
         return;
     };
-    let Ok(cgroup) = bully_agent::cgroup::Cgroup::open(Path::new(text.trim_end())) else {
+    remove_cgroup(Path::new(text.trim_end()));
+}
+
+/// Kills what is left in the job cgroup at `path`, if it is still there, and
+/// removes it.
+fn remove_cgroup(path: &Path) {
+    let Ok(cgroup) = bully_agent::cgroup::Cgroup::open(path) else {
         return;
     };
     let give_up = Instant::now() + Duration::from_secs(10);

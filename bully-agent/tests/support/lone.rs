@@ -1,5 +1,6 @@
-//! One agent alone in its cluster (a quorum of one, so it leads at once): its
-//! configuration in a temporary directory, its process, its endpoint.
+//! One agent alone in its cluster (a quorum of one, declared new with
+//! `bully-agent init`, so it leads at once): its configuration in a temporary
+//! directory, its process, its endpoint.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -76,6 +77,13 @@ address = "127.0.0.1:{udp}"
             ),
         )
         .unwrap();
+        // A new cluster of one, declared so (it leads as it starts).
+        let init = super::cluster::init_command(&config);
+        assert!(
+            init.status.success(),
+            "bully-agent init: {}",
+            String::from_utf8_lossy(&init.stderr)
+        );
         LoneAgent {
             dir,
             config,

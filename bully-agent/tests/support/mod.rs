@@ -7,8 +7,9 @@
 //!   take a while to stop after SIGTERM.
 //! - [`child_log`]: parses that file and checks it (overlaps, token order, gaps,
 //!   writes a `FencingGuard` refuses).
-//! - [`cluster`]: configurations, a temporary directory, real agent processes
-//!   and the signals the tests send them; kills everything on drop.
+//! - [`cluster`]: configurations, a temporary directory, every member declared
+//!   new (`bully-agent init`), real agent processes and the signals the tests
+//!   send them, a lost data directory; kills everything on drop.
 //! - [`procs`]: the process table from `/proc`, and freezing a process tree.
 //! - [`relay`]: a UDP relay in the test process, to cut links without root.
 //! - [`lone`]: one agent alone in its cluster, seen through its endpoint (the

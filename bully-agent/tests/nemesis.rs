@@ -8,10 +8,13 @@
 //! each command from 0 to the grace period (`support/child.sh` goes on
 //! writing that long after SIGTERM), and two to five faults, healed later and
 //! interleaved with waits: `kill -9` of an agent, Ctrl-C (SIGINT), a restart of
-//! the highest member with its data directory kept, SIGSTOP of an agent alone
-//! or of its whole tree (agent, supervisor and command), the command killed or
-//! told to stop from outside, a link cut one way, both ways, or a member cut
-//! off. The run and its checks are in `support/nemesis/run.rs` and
+//! the highest member with its data directory kept, a member's machine crashed
+//! and its data directory lost (started again soon, without `bully-agent
+//! init`: it may have backed the sitting leader's lease and forgotten), SIGSTOP
+//! of an agent alone or of its whole tree (agent, supervisor and command), the
+//! command killed or told to stop from outside, a link cut one way, both ways,
+//! or a member cut off. The cluster boots as a new one (every member declared
+//! with `bully-agent init`). The run and its checks are in `support/nemesis/run.rs` and
 //! `support/nemesis/verdict.rs`: never two commands at once (outside a
 //! whole-tree pause, whose late writes must carry the older token and be
 //! refused by a `FencingGuard`), tokens only grow, a command on the majority
@@ -23,6 +26,9 @@
 //! - `BULLY_NEMESIS_SCHEDULES`: how many schedules (20 by default).
 //! - `BULLY_NEMESIS_SEED`: run only the schedule of this seed, as a failure
 //!   prints it.
+//! - `BULLY_NEMESIS_SIZE`: every schedule for a cluster of this size (1, 2, 3,
+//!   4, 5 or 7) instead of the size its seed draws, to search one size
+//!   as long as the others; a failure's replay line names it.
 //! - `BULLY_NEMESIS_LANES`: schedules run at once, each on its own cluster,
 //!   ports and directory (2 by default, for two cores).
 //!
@@ -41,7 +47,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use support::cluster::Timing;
 use support::nemesis::run::{Outcome, run};
-use support::nemesis::schedule::Schedule;
+use support::nemesis::schedule::{SIZES, Schedule};
 
 /// A variable's value, or `default` when it is not set; a value that is not a
 /// number is a mistake worth stopping for.
@@ -88,11 +94,15 @@ impl Ran {
         };
         format!(
             "==== counterexample: seed {seed}, {size} agent(s)\n\
-             replay: BULLY_NEMESIS_SEED={seed} cargo test -p bully-agent --test nemesis -- --nocapture\n\
+             replay: BULLY_NEMESIS_SEED={seed}{sized} cargo test -p bully-agent --test nemesis -- --nocapture\n\
              the schedule: {schedule}\
              what broke:\n{what}{rest}",
             seed = schedule.seed,
             size = schedule.size,
+            sized = match std::env::var("BULLY_NEMESIS_SIZE") {
+                Ok(_) => format!(" BULLY_NEMESIS_SIZE={}", schedule.size),
+                Err(_) => String::new(),
+            },
         )
     }
 }
@@ -133,10 +143,22 @@ fn randomized_fault_schedules_never_run_two_commands_at_once() {
         }
     };
     let lanes = usize::try_from(env_number("BULLY_NEMESIS_LANES", 2).max(1)).unwrap_or(1);
+    let size = std::env::var("BULLY_NEMESIS_SIZE").ok().map(|_| {
+        let size = env_number("BULLY_NEMESIS_SIZE", 0);
+        assert!(
+            SIZES.contains(&size),
+            "BULLY_NEMESIS_SIZE={size}: the nemesis runs clusters of {SIZES:?}"
+        );
+        size
+    });
     println!(
-        "nemesis: {} schedule(s), {lanes} at a time; seeds {}..",
+        "nemesis: {} schedule(s), {lanes} at a time; seeds {}..; {}",
         seeds.len(),
-        seeds[0]
+        seeds[0],
+        size.map_or_else(
+            || "sizes as drawn".to_owned(),
+            |size| format!("{size} agent(s) each")
+        )
     );
     let started = Instant::now();
     let next = AtomicUsize::new(0);
@@ -149,7 +171,7 @@ fn randomized_fault_schedules_never_run_two_commands_at_once() {
                     let Some(&seed) = seeds.get(index) else {
                         return;
                     };
-                    let schedule = Schedule::draw(seed, timing.grace_ms);
+                    let schedule = Schedule::draw_sized(seed, timing.grace_ms, size);
                     let ran =
                         match std::panic::catch_unwind(AssertUnwindSafe(|| run(&schedule, timing)))
                         {

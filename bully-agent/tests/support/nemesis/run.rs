@@ -237,6 +237,13 @@ impl<'a> Runner<'a> {
             // The leader stops its command before it resigns.
             Some(Action::Interrupt(_)) => grace,
             Some(&Action::RestartHighest { down_ms, .. }) => grace + Duration::from_millis(down_ms),
+            // Down, then a follower lease without a vote from the member (a
+            // highest member, or one whose vote the quorum needs, leads or
+            // lets lead only after it), then perhaps a take-back from the
+            // member that led meanwhile, whose command stops first.
+            Some(&Action::LoseData { down_ms, .. }) => {
+                grace + Duration::from_millis(down_ms) + config.follower_lease()
+            }
             // The command finishes (its stop time), then the restart delay.
             Some(Action::KillJob(_)) => grace + Duration::from_millis(self.timing.restart_delay_ms),
             _ => Duration::ZERO,
@@ -361,6 +368,19 @@ impl<'a> Runner<'a> {
                         .push(format!("agent {id} left with {status} on SIGTERM"));
                 }
                 std::thread::sleep(Duration::from_millis(down_ms));
+                self.cluster.set_job_stop_ms(id, stop_ms);
+                self.cluster.spawn(id);
+            }
+            Action::LoseData {
+                id,
+                down_ms,
+                stop_ms,
+            } => {
+                self.cluster.crash(id);
+                self.cluster.lose_data_dir(id);
+                std::thread::sleep(Duration::from_millis(down_ms));
+                // No `init`: the member cannot tell this start from a first
+                // boot, and must not vote at once.
                 self.cluster.set_job_stop_ms(id, stop_ms);
                 self.cluster.spawn(id);
             }

@@ -92,6 +92,13 @@ pub(crate) enum Action {
     /// The highest member is restarted: SIGTERM, `down_ms` down, started again
     /// with its data directory kept; its command then stops in `stop_ms`.
     RestartHighest { id: u64, down_ms: u64, stop_ms: u64 },
+    /// The member's machine dies and its disk is lost: agent, supervisor and
+    /// command are killed at once (SIGKILL), its data directory is deleted,
+    /// and `down_ms` later its agent starts again without `bully-agent init`
+    /// (as a pod rescheduled without its volume); its command then stops in
+    /// `stop_ms`. It may have backed the leader's lease in acknowledgements
+    /// it no longer knows of: it must wait a follower lease before it votes.
+    LoseData { id: u64, down_ms: u64, stop_ms: u64 },
     /// SIGSTOP to the agent process alone: its supervisor and command run on.
     PauseAgent(u64),
     /// SIGCONT to the agent process.
@@ -129,6 +136,16 @@ impl fmt::Display for Action {
                 f,
                 "restart the highest, {id}: SIGTERM, {down_ms} ms down, start (its command \
                  stops in {stop_ms} ms)"
+            ),
+            Action::LoseData {
+                id,
+                down_ms,
+                stop_ms,
+            } => write!(
+                f,
+                "crash {id} and lose its data directory: SIGKILL to its agent, supervisor and \
+                 command, the directory deleted, {down_ms} ms down, start without init (its \
+                 command stops in {stop_ms} ms)"
             ),
             Action::PauseAgent(id) => write!(f, "SIGSTOP agent {id} alone"),
             Action::ResumeAgent(id) => write!(f, "SIGCONT agent {id}"),
@@ -264,7 +281,7 @@ impl Model {
             }
             Action::Cut(cut) => self.cut = Some(cut),
             Action::Heal(_) => self.cut = None,
-            Action::RestartHighest { .. } | Action::KillJob(_) => {}
+            Action::RestartHighest { .. } | Action::LoseData { .. } | Action::KillJob(_) => {}
         }
     }
 }
@@ -297,8 +314,16 @@ impl Schedule {
     /// healed later, with waits of up to a second between steps (two while no
     /// member can reach a quorum, so that the leases run out).
     pub(crate) fn draw(seed: u64, grace_ms: u64) -> Schedule {
+        Schedule::draw_sized(seed, grace_ms, None)
+    }
+
+    /// [`Schedule::draw`], for a cluster of `size` (one of [`SIZES`]) if given:
+    /// the size is drawn all the same, so that a seed whose drawn size is
+    /// `size` gives the same schedule either way.
+    pub(crate) fn draw_sized(seed: u64, grace_ms: u64, size: Option<u64>) -> Schedule {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let size = SIZES[rng.random_range(0..SIZES.len())];
+        let drawn = SIZES[rng.random_range(0..SIZES.len())];
+        let size = size.unwrap_or(drawn);
         let stop_ms = (0..size).map(|_| rng.random_range(0..=grace_ms)).collect();
         let faults = rng.random_range(2..=5);
         let at_once = rng.random_range(1..=2);
@@ -375,8 +400,8 @@ fn draw_fault(
     jobs_killed: usize,
 ) -> Option<(Action, Option<Active>)> {
     // Kinds with weights: process faults, the highest's restart, the command
-    // killed, and (in clusters with links) a cut.
-    const KINDS: [(u8, u32); 7] = [
+    // killed, (in clusters with links) a cut, and a member's data lost.
+    const KINDS: [(u8, u32); 8] = [
         (0, 2), // kill -9
         (1, 2), // Ctrl-C
         (2, 2), // restart of the highest
@@ -384,6 +409,7 @@ fn draw_fault(
         (4, 2), // whole tree paused
         (5, 1), // the command killed
         (6, 3), // a link cut
+        (7, 2), // a machine crashed and its data directory lost
     ];
     let total: u32 = KINDS.iter().map(|&(_, weight)| weight).sum();
     let mut pick = rng.random_range(0..total);
@@ -414,6 +440,15 @@ fn draw_fault(
         }
         3 => target(rng, model).map(|id| (Action::PauseAgent(id), Some(Active::AgentPaused(id)))),
         4 => target(rng, model).map(|id| (Action::PauseTree(id), Some(Active::TreePaused(id)))),
+        7 => lost_member(rng, model).map(|id| {
+            let action = Action::LoseData {
+                id,
+                // Soon, while a lease the member backed may still run.
+                down_ms: rng.random_range(0..=500),
+                stop_ms: rng.random_range(0..=grace_ms),
+            };
+            (action, None)
+        }),
         // At most [`MAX_JOBS_KILLED`]: the agent's back-off counts a command
         // that ends by itself within a second as a failure, and steps aside
         // for seconds after three in a row (`child.failure_limit`), which a
@@ -437,6 +472,23 @@ fn draw_fault(
             Some((Action::Cut(cut), Some(Active::Cut(cut))))
         }
     }
+}
+
+/// The member whose data is lost: the expected leader less often than for the
+/// other process faults, as the danger is a follower's forgotten promise, on
+/// which the sitting leader's lease rests; any member whose agent runs.
+fn lost_member(rng: &mut ChaCha8Rng, model: &Model) -> Option<u64> {
+    let running: Vec<u64> = (1..=model.size).filter(|&id| model.runs(id)).collect();
+    let leader = model.expected_leader();
+    let followers: Vec<u64> = running
+        .iter()
+        .copied()
+        .filter(|&id| Some(id) != leader)
+        .collect();
+    if followers.is_empty() || (leader.is_some() && rng.random_bool(0.3)) {
+        return leader.or_else(|| running.first().copied());
+    }
+    Some(followers[rng.random_range(0..followers.len())])
 }
 
 /// A link fault, most often around the expected leader.
@@ -547,6 +599,16 @@ mod tests {
     }
 
     #[test]
+    fn a_size_given_replaces_the_drawn_one_and_nothing_else() {
+        for seed in 0..50 {
+            let drawn = Schedule::draw(seed, 200);
+            assert_eq!(Schedule::draw_sized(seed, 200, Some(drawn.size)), drawn);
+            let other = if drawn.size == 7 { 1 } else { 7 };
+            assert_eq!(Schedule::draw_sized(seed, 200, Some(other)).size, other);
+        }
+    }
+
+    #[test]
     fn every_schedule_heals_what_it_breaks_and_only_starts_what_is_down() {
         let mut sizes = BTreeSet::new();
         let mut kinds = BTreeSet::new();
@@ -582,6 +644,14 @@ mod tests {
                         assert_eq!(id, schedule.size);
                         assert!(model.runs(id));
                     }
+                    Action::LoseData {
+                        id,
+                        down_ms,
+                        stop_ms,
+                    } => {
+                        assert!(model.runs(id), "seed {seed}: {id} does not run");
+                        assert!(down_ms <= 500 && stop_ms <= 200);
+                    }
                     Action::ResumeAgent(id) => assert!(model.agent_paused.contains(&id)),
                     Action::ResumeTree { id, .. } => assert!(model.tree_paused.contains(&id)),
                     Action::KillJob(_) => assert!(!model.side().is_empty()),
@@ -606,7 +676,7 @@ mod tests {
         }
         assert_eq!(sizes, BTreeSet::from(SIZES));
         assert!(most_killed <= MAX_JOBS_KILLED);
-        assert_eq!(kinds.len(), 11, "every kind of step is drawn");
+        assert_eq!(kinds.len(), 12, "every kind of step is drawn");
     }
 
     #[test]

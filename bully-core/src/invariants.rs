@@ -405,9 +405,11 @@ pub enum Member<'a> {
     },
 }
 
-/// Checks I7 for every member that leads: `members` are all members at one
-/// instant, and `real(index, instant)` converts an instant of member
-/// `index`'s clock to real time (any ordered representation).
+/// Checks I7 for every member that leads with a lease still running: `members`
+/// are all members at the real instant `now`, and `real(index, instant)`
+/// converts an instant of member `index`'s clock to real time (any ordered
+/// representation, `now`'s too). A lease that has run out protects nothing,
+/// even while its leader has not yet noticed.
 ///
 /// ```
 /// use std::time::Instant;
@@ -420,11 +422,12 @@ pub enum Member<'a> {
 /// let states: Vec<_> = nodes.iter().map(Node::safety).collect();
 /// let members: Vec<_> = states.iter().map(Member::Up).collect();
 /// // Nobody leads: nothing to cover. Every clock is exact here.
-/// assert_eq!(invariants::check_leases(&members, |_, at: Instant| at), Ok(()));
+/// assert_eq!(invariants::check_leases(&members, Instant::now(), |_, at: Instant| at), Ok(()));
 /// # Ok::<(), bully_core::ConfigError>(())
 /// ```
 pub fn check_leases<T: Ord>(
     members: &[Member<'_>],
+    now: T,
     real: impl Fn(usize, Instant) -> T,
 ) -> Result<(), Broken> {
     for (index, member) in members.iter().enumerate() {
@@ -437,6 +440,9 @@ pub fn check_leases<T: Ord>(
             continue;
         };
         let end = real(index, lease);
+        if end <= now {
+            continue;
+        }
         let covered = members
             .iter()
             .enumerate()

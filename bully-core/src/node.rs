@@ -384,6 +384,11 @@ impl Node {
     /// without a quorum: it ends only when the leadership does). `None` when it
     /// may not. The drivers' `Leadership` is this, re-read after every input.
     ///
+    /// The margin is at least the resign delay
+    /// ([`Config::with_resign_delay`](crate::Config::with_resign_delay)), the
+    /// time work told to stop is given to stop (docs/protocol.md, G9): a
+    /// shorter one would let work run past the lease, into a successor's.
+    ///
     /// ```
     /// use std::time::{Duration, Instant};
     /// use bully_core::{Config, DurableState, Node, NodeId, Quorum};
@@ -411,6 +416,7 @@ impl Node {
         if self.config.quorum() == Quorum::None {
             return Some(WorkPermit { token, until: None });
         }
+        let margin = margin.max(self.config.resign_delay());
         let until = self.exclusive_until()?.checked_sub(margin)?;
         (now < until).then_some(WorkPermit {
             token,

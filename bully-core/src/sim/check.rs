@@ -326,7 +326,7 @@ impl Checker {
                 },
             })
             .collect();
-        let result = invariants::check_leases(&views, |index, at| members[index].1.real(at));
+        let result = invariants::check_leases(&views, now, |index, at| members[index].1.real(at));
         if let Err(broken) = result {
             let leader = match broken {
                 Broken::LeaseNotCovered { leader, .. } => leader,

@@ -386,7 +386,7 @@ impl Node {
     ///
     /// The margin is at least the resign delay
     /// ([`Config::with_resign_delay`](crate::Config::with_resign_delay)), the
-    /// time work told to stop is given to stop (docs/protocol.md, G9): a
+    /// time work told to stop is given to stop (the hold): a
     /// shorter one would let work run past the lease, into a successor's.
     ///
     /// ```
@@ -468,6 +468,8 @@ impl Node {
     ///
     /// Never fails: input that is malformed, forged, stale or unexpected is dropped
     /// and counted in [`Stats::dropped`].
+    ///
+    /// docs/protocol.md: G1, terms only move up; a message too far ahead is dropped.
     pub fn handle_message(&mut self, now: Instant, from: NodeId, message: Message) {
         let now = self.clock(now);
         if from == self.id {
@@ -645,7 +647,7 @@ impl Node {
                 // Its first input: a node not declared a first boot may have
                 // promised something before it restarted, and votes for
                 // nobody for a follower lease from now, even before its
-                // start (docs/protocol.md, G10).
+                // start.
                 self.latest = Some(now);
                 if !self.promised_nothing {
                     self.forget_promises(now);

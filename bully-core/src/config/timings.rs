@@ -134,6 +134,8 @@ impl Timings {
     /// (the leader not counted): a stagger step later per rank, so the highest
     /// survivor suspects first and its Coordinator reaches the others before
     /// their timers fire.
+    ///
+    /// docs/protocol.md: R1, staggered detection.
     pub(crate) fn leader_timeout_at_rank(&self, rank: usize) -> Duration {
         if !self.stagger_detection {
             return self.leader_timeout;
@@ -173,6 +175,8 @@ impl Timings {
     /// lease (the time a start keeps every member from voting, unless it
     /// `owes_promises` not: `Node::restore`) and the highest member's probe
     /// and claim.
+    ///
+    /// docs/protocol.md: G16, without a quorum, a late starter listens; R2, the staggered start.
     pub(crate) fn start_wait(&self, rank: usize, owes_promises: bool) -> Duration {
         let staggered = Self::staggered(self.stagger_step, rank);
         if self.quorum {

@@ -89,6 +89,7 @@ impl Config {
             return Err(ConfigError::ClockDrift(self.clock_drift));
         }
         if self.quorum != Quorum::None {
+            // docs/protocol.md: R28, a lease long enough to be renewed.
             // Two ways a lease can be too short to hold. The leader must renew
             // it before it ends: the next heartbeat round's acknowledgements
             // come a heartbeat interval plus a round trip after the last. And a

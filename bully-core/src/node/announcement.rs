@@ -32,6 +32,8 @@ impl Node {
 
     /// Announces this node's leadership of the next term to every member, and
     /// waits the answer timeout for a sitting leader to object.
+    ///
+    /// docs/protocol.md: R3, the start's announcement.
     pub(super) fn announce_at_start(&mut self, now: Instant) {
         let term = self.term.next();
         if self.highest.is_some_and(|highest| term <= highest.term) {
@@ -52,6 +54,8 @@ impl Node {
 
     /// Nobody objected within the answer timeout: the announced term was
     /// nobody else's, and this node leads it.
+    ///
+    /// docs/protocol.md: G15, without a quorum, the announcement waits.
     pub(super) fn on_start_unopposed(&mut self, now: Instant) {
         let Phase::Claiming { term } = self.phase else {
             return;

@@ -48,7 +48,8 @@ impl Node {
     pub fn start(&mut self, now: Instant) {
         let now = self.clock(now);
         // Declared a first boot, it promised nothing it could have forgotten
-        // (G10); any other start may follow a restart that lost promises.
+        // (docs/protocol.md, G10); any other start may follow a restart that
+        // lost promises.
         let owes_promises = !self.promised_nothing;
         self.note_started(now);
         if owes_promises {

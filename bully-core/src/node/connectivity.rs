@@ -154,6 +154,8 @@ pub(super) enum Backing {
 impl Node {
     /// Starts an election of this node's own in a new term: at once without a
     /// quorum, after a probe with one.
+    ///
+    /// docs/protocol.md: R5, probe before standing.
     pub(super) fn stand(&mut self, now: Instant) {
         if self.is_cleared(now) || (self.quorum().is_none() && !self.connectivity.election_failed) {
             // The model of the sources: elect at once (a failover costs `N - 2`).
@@ -209,6 +211,8 @@ impl Node {
     /// staggered start waits only two answer timeouts, would lead first, only to
     /// be taken over. So for a leader timeout after its start a member that
     /// found no quorum asks again an answer timeout later.
+    ///
+    /// docs/protocol.md: R4, the start's quick re-probe.
     pub(super) fn note_started(&mut self, now: Instant) {
         self.connectivity.start_retries_until = self
             .quorum()
@@ -297,6 +301,8 @@ impl Node {
     }
 
     /// Whether this node, asked by a lower member's Election, may answer it now.
+    ///
+    /// docs/protocol.md: R7, answer only if it could lead.
     pub(super) fn backing(&mut self, now: Instant, from: NodeId, term: Term) -> Backing {
         if self.quorum().is_none() || self.leadership_term().is_some() {
             return Backing::Answer;

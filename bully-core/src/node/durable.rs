@@ -55,6 +55,8 @@ impl DurableState {
     /// this cluster: a member that ran, lost its state and is declared new
     /// again may vote while a lease it backed still runs, and two members can
     /// then lead at once.
+    ///
+    /// docs/protocol.md: G12, the first boot is declared.
     pub const fn first_boot() -> DurableState {
         DurableState {
             term: Term(0),
@@ -106,6 +108,8 @@ impl Node {
     /// its declared first boot. It is small and `Copy`: a driver can compare
     /// it after each input with what it last wrote and write it when it
     /// changed, before it sends what the input produced.
+    ///
+    /// docs/protocol.md: G11, the durable state.
     pub fn durable_state(&self) -> DurableState {
         DurableState {
             term: self.term,

@@ -54,6 +54,8 @@ impl Node {
     /// assert_eq!(node.role(), Role::Leader);
     /// # Ok::<(), bully_core::ConfigError>(())
     /// ```
+    ///
+    /// docs/protocol.md: R29, abstention.
     pub fn abstain_until(&mut self, now: Instant, until: Instant) -> bool {
         let now = self.clock(now);
         if until <= now {

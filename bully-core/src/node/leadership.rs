@@ -14,6 +14,8 @@ use crate::timer::Timer;
 impl Node {
     /// `Coordinator` or `Heartbeat` from `from` claiming leadership in `term`;
     /// `round` is the heartbeat's round, 0 for a Coordinator.
+    ///
+    /// docs/protocol.md: G2, the fencing floor.
     pub(super) fn on_leadership(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
         if self.on_objection(now, from, term) {
             return;
@@ -112,6 +114,8 @@ impl Node {
     /// and if it is the accepted leader, this node elects: at once if the
     /// leader named it its `successor` (see `succession.rs`), else after its
     /// rank's stagger.
+    ///
+    /// docs/protocol.md: G8, releasing a promise.
     pub(super) fn on_resign(
         &mut self,
         now: Instant,
@@ -160,12 +164,16 @@ impl Node {
     /// and elect after the staggered part of the leader timeout only, so the
     /// highest remaining member asks first and the others hear its result before
     /// their own turn.
+    ///
+    /// docs/protocol.md: R22, elect soon when the leader announces an older leadership.
     pub(super) fn elect_soon(&mut self, now: Instant, leader: NodeId) {
         self.elect_at_rank(now, self.members.rank_below(Some(leader)));
     }
 
     /// Lets go of the leader it followed and elects after the staggered part of
     /// the leader timeout at `rank` (at once at rank 0).
+    ///
+    /// docs/protocol.md: R20, elect soon after a resignation.
     fn elect_at_rank(&mut self, now: Instant, rank: usize) {
         if let Some(lost) = self.leader.take() {
             self.events.push_back(Event::LeaderLost {
@@ -206,6 +214,8 @@ impl Node {
     /// without the vote, a member that voted for a claimant could go back to the
     /// leader it lost and renew that leader's lease while its vote makes the
     /// claimant's quorum: two leaders at once.)
+    ///
+    /// docs/protocol.md: G13, following binds like a vote.
     fn may_follow_older_term(&self, now: Instant, from: NodeId, term: Term) -> bool {
         let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now)
             || self.promised_to_nobody(now).is_some();
@@ -217,6 +227,8 @@ impl Node {
 
     /// With a quorum: whether this node, leaderless, idle, and not set on a claim
     /// or takeover of its own, may follow `from` without an election.
+    ///
+    /// docs/protocol.md: R25, follow again; R24, twin-term recovery, is in on_leadership and on_claim.
     fn may_follow_again(&self, from: NodeId) -> bool {
         self.quorum().is_some()
             && self.leader.is_none()
@@ -239,6 +251,8 @@ impl Node {
     ///
     /// A leadership it has not probed against yet is news (a heal, say), so the
     /// back-off after failed probes does not delay the probe about it.
+    ///
+    /// docs/protocol.md: R9, do not hold a lower leader back; R10, the voter follows the leadership it voted for.
     fn preempt_when_connected(&mut self, now: Instant, token: FencingToken) {
         if self.known_unconnected(now) {
             // It cannot reach a quorum: it does not hold a lower leader back.
@@ -273,6 +287,8 @@ impl Node {
 
     /// `Preemption::AfterStable`: this node has followed a lower leader, in
     /// contact, for the whole stable period; now it takes over.
+    ///
+    /// docs/protocol.md: R30, AfterStable.
     pub(super) fn on_stable(&mut self, now: Instant) {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
         // An abstaining node takes over only once its abstention ends (which
@@ -404,6 +420,8 @@ impl Node {
 
     /// Tells one member that fell behind who leads: the Coordinator again, or with
     /// a quorum (where a Coordinator is a claim to vote on) a heartbeat.
+    ///
+    /// docs/protocol.md: R23, reminders.
     pub(super) fn remind(&mut self, to: NodeId) {
         let Some(term) = self.leadership_term() else {
             return;
@@ -451,6 +469,8 @@ impl Node {
     }
 
     /// The leader's heartbeat round: every member, suspected or not.
+    ///
+    /// docs/protocol.md: R27, a round trip after an unacknowledged round.
     pub(super) fn send_heartbeats(&mut self, now: Instant) {
         let Some(term) = self.leadership_term() else {
             return;
@@ -479,6 +499,8 @@ impl Node {
 
     /// Counts heartbeat round `round` of the followed leadership in the window
     /// the loss-adaptive detector reads.
+    ///
+    /// docs/protocol.md: R26, the loss-adaptive detector.
     fn note_heartbeat_round(&mut self, round: u64) {
         if !self.timings.adapt_to_loss {
             // Nothing reads the window: keeping it would only tell apart states

@@ -56,6 +56,8 @@ pub(super) struct Collection {
 
 impl Node {
     /// Opens a collecting step in the current term.
+    ///
+    /// docs/protocol.md: R31, modified Bully's shortcuts.
     pub(super) fn modified_open_election(&mut self, now: Instant, ask: Ask) {
         let term = self.term;
         self.modified.best_responder = None;

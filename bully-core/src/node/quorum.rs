@@ -50,10 +50,10 @@ pub(super) struct QuorumGate {
     /// The latest Coordinator this node voted for, `(term, candidate)`.
     pub(super) vote: Option<(Term, NodeId)>,
     /// The leader it promised not to vote against and the term of the
-    /// leadership it promised, and until when (G4).
+    /// leadership it promised, and until when.
     pub(super) promise: Option<((NodeId, Term), Instant)>,
     /// It may have forgotten a promise (it came back without a declared
-    /// first boot): it votes for nobody, itself included, until then (G10).
+    /// first boot): it votes for nobody, itself included, until then.
     /// Kept apart from `promise`, which acknowledging a leader's heartbeat
     /// replaces: a vote after a restart waits for this whatever it
     /// acknowledged since.
@@ -85,7 +85,9 @@ impl Node {
     }
 
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
-    /// voting for `candidate` now (G5), and until when.
+    /// voting for `candidate` now, and until when.
+    ///
+    /// docs/protocol.md: G5, no vote against a promise.
     pub(super) fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
         // The hold keeps another member from leading while this node's work
         // may still be stopping; a leadership of its own again is no such risk
@@ -104,12 +106,14 @@ impl Node {
     }
 
     /// Until when a promise to nobody after coming back forbids every vote,
-    /// if it runs (G10).
+    /// if it runs.
     pub(super) fn promised_to_nobody(&self, now: Instant) -> Option<Instant> {
         self.gate.forgotten_until.filter(|&until| until > now)
     }
 
     /// A won election, with a quorum: ask the members to acknowledge.
+    ///
+    /// docs/protocol.md: R16, ask a lower leader to yield.
     pub(super) fn begin_claim(&mut self, now: Instant) {
         let term = self.term;
         let voted_elsewhere = self
@@ -135,11 +139,11 @@ impl Node {
                 let free_otherwise = self.gate.hold_until.is_none_or(|held| held <= now)
                     && self.promised_to_nobody(now).is_none();
                 if member && leader < self.id && free_otherwise {
-                    // R-yield: its promise is to a lower leader it takes over
+                    // Its promise is to a lower leader it takes over
                     // from: it asks that leader to yield (its claim, to it
                     // alone), whose resignation releases the promise, and it
                     // claims then, rather than at the promise's end, a follower
-                    // lease on. The ask is numbered as every other (G6): a
+                    // lease on. The ask is numbered as every other: a
                     // vote the leader sends for it backs no later ask.
                     let round = self.open_request(now, term);
                     self.send(leader, Message::Coordinator { term, round });
@@ -155,7 +159,7 @@ impl Node {
         self.confirm_if_quorum(now);
     }
 
-    /// Records a vote (G3): the durable state changes, and a member declared a
+    /// Records a vote: the durable state changes, and a member declared a
     /// first boot has now promised something.
     fn cast_vote(&mut self, term: Term, candidate: NodeId) {
         self.gate.vote = Some((term, candidate));
@@ -163,10 +167,12 @@ impl Node {
     }
 
     /// Numbers a new request for acknowledgement of this node's claim or
-    /// leadership of `term`, sent at `now`, and returns its number (G6). The
+    /// leadership of `term`, sent at `now`, and returns its number. The
     /// first request of a term is 0; a claim asked again, and the heartbeat
     /// rounds after it, take the next numbers, so every acknowledgement names
     /// exactly one request and its send time.
+    ///
+    /// docs/protocol.md: G6, numbered requests, and the lease.
     pub(super) fn open_request(&mut self, now: Instant, term: Term) -> u64 {
         if self.gate.rounds_term != Some(term) {
             self.gate.rounds_term = Some(term);
@@ -217,6 +223,8 @@ impl Node {
     /// leader before take longer: until it resigns (a round trip more, and its
     /// resign delay), or until the promises from its last heartbeat round run
     /// out (a heartbeat interval after its lease).
+    ///
+    /// docs/protocol.md: R14, waits sized to the slowest party.
     pub(super) fn claim_wait(&self) -> std::time::Duration {
         self.answer_wait()
             .saturating_add(self.config.heartbeat_interval())
@@ -237,7 +245,9 @@ impl Node {
     }
 
     /// Claiming: leads once a quorum acknowledged one of its asks and the
-    /// lease that gives still has a round trip to run (G6).
+    /// lease that gives still has a round trip to run.
+    ///
+    /// docs/protocol.md: G14, a claim leads its own term only; R15, the late claim asks again.
     fn confirm_if_quorum(&mut self, now: Instant) {
         let Phase::Claiming { term } = self.phase else {
             return;
@@ -253,7 +263,7 @@ impl Node {
             return;
         };
         if lease_until <= Self::after(now, self.timings.round_trip) {
-            // R-reask: the votes came late (they waited for a promise to the
+            // The votes came late (they waited for a promise to the
             // old leader to run out): the lease dated from the ask they
             // answered would end before the first heartbeat round's
             // acknowledgements could renew it, and the leadership would
@@ -274,6 +284,8 @@ impl Node {
 
     /// Coordinator from `from` with a quorum: request `round` of a claim to
     /// vote on.
+    ///
+    /// docs/protocol.md: G3, one vote per term.
     pub(super) fn on_claim(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
         let token = FencingToken { term, leader: from };
         if self.highest.is_some_and(|highest| token < highest) || term < self.term {
@@ -337,7 +349,7 @@ impl Node {
         }
         self.cast_vote(term, from);
         // A vote backs the lease the claimant dates from the ask it answers,
-        // so it promises as an acknowledged heartbeat does (G4).
+        // so it promises as an acknowledged heartbeat does.
         self.promise_to(now, from, term);
         self.term = self.term.max(term);
         self.pending_election = None;
@@ -354,6 +366,8 @@ impl Node {
     /// for the claimant either (see `hold_votes`): in a cluster of two or three its own vote
     /// would otherwise complete the claimant's quorum at once, while its work
     /// is still stopping.
+    ///
+    /// docs/protocol.md: R17, yield to a claim, give way to an election.
     fn yield_to(&mut self, now: Instant, claimant: NodeId) {
         let led = self.term;
         self.gate.pending_resign = Some((led, claimant));
@@ -393,6 +407,8 @@ impl Node {
     /// leadership begin while the work of this one may still be stopping. Whatever ended it (a higher claim, a higher leader, a
     /// lease that ran out, a step-down), the delay is the time the work is
     /// given to stop.
+    ///
+    /// docs/protocol.md: G9, the hold.
     pub(super) fn hold_votes(&mut self, now: Instant) {
         let delay = self.config.resign_delay();
         if self.quorum().is_none() || delay.is_zero() {
@@ -414,7 +430,7 @@ impl Node {
     /// What held a vote back was released in this input (a resignation, or
     /// the work's stop): the vote it deferred is cast at the next
     /// `handle_timeout`, due at once, and decided then against the promises
-    /// that run then (G5). Not in this input: one input applies one rule, and
+    /// that run then. Not in this input: one input applies one rule, and
     /// stays within one message per member.
     pub(super) fn vote_when_free(&mut self, now: Instant) {
         if self.gate.deferred_vote.is_some() {
@@ -434,6 +450,8 @@ impl Node {
     /// So it needs a term this node has not used otherwise: no leader of it
     /// accepted, no vote in it for another member; and a probe that recently let
     /// it stand (the retry does not probe again).
+    ///
+    /// docs/protocol.md: R13, retry in the same term.
     pub(super) fn may_retry_in_term(&self, now: Instant) -> bool {
         let term = self.term;
         self.quorum().is_some()
@@ -464,11 +482,13 @@ impl Node {
     }
 
     /// Promises `leader` of `term` not to vote against it for a follower lease
-    /// from `now` (G4), the moment it received the request it acknowledges.
+    /// from `now`, the moment it received the request it acknowledges.
     /// A promise to the same leader is only ever extended: a late heartbeat
     /// of an older term must not narrow a promise made to this leader's newer
     /// claim (a `Resign` of the older term would then release it while the
     /// newer lease runs), nor a repeated ask shorten one.
+    ///
+    /// docs/protocol.md: G4, an acknowledgement is a promise.
     fn promise_to(&mut self, now: Instant, leader: NodeId, term: Term) {
         self.promised_nothing = false;
         let mut until = Self::after(now, self.timings.follower_lease);
@@ -501,7 +521,7 @@ impl Node {
 
     /// Credits `from`'s acknowledgement to every remembered request up to
     /// `round` it had not acknowledged, and extends the lease by any request
-    /// that now has its quorum (G6).
+    /// that now has its quorum.
     fn count_round_ack(&mut self, from: NodeId, round: u64) {
         let (Some(first), Some(quorum)) = (self.members.ack_round(from, round), self.quorum())
         else {
@@ -611,6 +631,8 @@ impl Node {
 
     /// The lease ran out before a quorum acknowledged a newer round: this node can
     /// no longer be sure nobody else leads, so it stops.
+    ///
+    /// docs/protocol.md: G7, a lapsed lease ends the leadership; R19, its resignation.
     pub(super) fn on_lease_timeout(&mut self, now: Instant) {
         let expired = self.gate.lease_until.is_some_and(|until| until <= now);
         if self.phase == Phase::Leading && expired {
@@ -646,6 +668,8 @@ impl Node {
 
     /// The promise to `leader` was released (it resigned): cast a vote that
     /// waited for that.
+    ///
+    /// docs/protocol.md: R18, deferred votes.
     pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
         self.timers.stop(Timer::DeferredVote);
         let Some((claimant, term, round)) = self.gate.deferred_vote.take() else {
@@ -662,7 +686,9 @@ impl Node {
 
     /// It came back (its first input, or its start) and may have forgotten a
     /// promise: vote for nobody, itself included, until any promise made
-    /// before has certainly run out (G10).
+    /// before has certainly run out.
+    ///
+    /// docs/protocol.md: G10, coming back.
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
             let until = Self::after(now, self.timings.follower_lease);

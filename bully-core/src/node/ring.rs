@@ -88,6 +88,8 @@ impl Node {
     }
 
     /// RingElection from `from`.
+    ///
+    /// docs/protocol.md: R32, the ring's shortcuts.
     pub(super) fn ring_on_election(
         &mut self,
         now: Instant,

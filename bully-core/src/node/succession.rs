@@ -45,6 +45,8 @@ impl Node {
     /// round that old yet, the highest candidate that acknowledged any. `None`
     /// without a quorum, under the ring, or when no member acknowledged a
     /// round of its last leadership.
+    ///
+    /// docs/protocol.md: R21, the successor named in a resignation.
     pub(super) fn successor(&self) -> Option<NodeId> {
         self.quorum()?;
         if self.config.algorithm() == Algorithm::Ring {

@@ -73,6 +73,8 @@ impl Node {
 
     /// Whether this node leads in a term below `term`, a probe's from `from`, and
     /// `from`, a voter, has not acknowledged its latest heartbeat rounds.
+    ///
+    /// docs/protocol.md: R12, lead again above a prober that cannot follow.
     pub(super) fn is_left_behind_by(&self, from: NodeId, term: Term) -> bool {
         let Some(led) = self.leadership_term() else {
             return false;
@@ -96,6 +98,8 @@ impl Node {
     /// timeouts fire while it probes, elects and claims, would each stand in a
     /// newer term, and every answer would cost a term (a partition of five
     /// raised the term by three where one election was needed).
+    ///
+    /// docs/protocol.md: R6, the highest goes first.
     pub(super) fn heard_leader(&self, now: Instant) -> Option<NodeId> {
         if matches!(
             self.phase,
@@ -298,6 +302,8 @@ impl Node {
     /// cost a second term. (A resigning leader's successor and a higher
     /// member whose own leader timeout fired meet this way under the chained
     /// partition with a low hub.)
+    ///
+    /// docs/protocol.md: R11, the join rule.
     fn election_under_way_below(&self, probe: &Probe) -> bool {
         probe.newer_below.iter().any(|&below| {
             !probe
@@ -309,6 +315,8 @@ impl Node {
 
     /// A probe did not let this node stand: it waits before the next, longer
     /// after each failure. Returns the wait.
+    ///
+    /// docs/protocol.md: R8, the verdict's hold and the back-off.
     pub(super) fn back_off(&mut self, now: Instant, probe: &Probe) -> Duration {
         self.connectivity.failures = (self.connectivity.failures + 1).min(MAX_BACKOFF);
         // A member that follows a lower leader it would replace (it was cut off

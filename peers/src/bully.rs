@@ -21,8 +21,16 @@ impl BullyPeer {
     /// start from empty storage), so that with a quorum it votes at once rather
     /// than waiting out a promise it might have forgotten.
     pub fn new(id: u64, n: u64, config: Config, base: Instant) -> Self {
+        BullyPeer::with_state(id, n, config, base, DurableState::first_boot())
+    }
+
+    /// Member `id` of `1..=n` with `config`, restored from `state`: with
+    /// `DurableState::default()`, a member not declared a first boot (built
+    /// with `Node::new`, or whose state file was lost), which with a quorum
+    /// votes for nobody for a follower lease after its start.
+    pub fn with_state(id: u64, n: u64, config: Config, base: Instant, state: DurableState) -> Self {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::first_boot())
+        let node = Node::with_durable_state(NodeId(id), members, config, state)
             .expect("a valid configuration");
         BullyPeer { node, base }
     }
@@ -106,7 +114,9 @@ impl Peer for BullyPeer {
 /// counts alike).
 pub fn message_kind(msg: &Message) -> &'static str {
     match msg {
-        // Round 0 is a member's vote for a Coordinator: election traffic.
+        // Round 0 is a member's vote for a claim's first ask: election
+        // traffic. (A claim asked again numbers its later asks on; their
+        // rare votes count with the acknowledgements here.)
         Message::Ack { round: 0, .. } => "Vote",
         m => m.kind().name(),
     }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Config, Quorum};
+use bully_core::{Config, DurableState, Quorum};
 use clap::ValueEnum;
 
 use crate::bully::BullyPeer;
@@ -41,6 +41,10 @@ pub enum System {
     BullyAtBle,
     /// bully-core with a majority quorum at BLE's steady traffic (the same rule).
     BullyMajorityAtBle,
+    /// `bully majority` with members not declared a first boot (`Node::new`,
+    /// or a lost state file): each votes for nobody for a follower lease after
+    /// its start. What a cold start costs when nobody says the cluster is new.
+    BullyMajorityUndeclared,
     /// bully-core, classic Bully at `raft pv+cq 500ms`'s steady traffic (the same rule).
     BullyAtRaft,
 }
@@ -78,6 +82,7 @@ impl System {
             System::BullyAtBle => "bully @ble traffic",
             System::BullyMajorityAtBle => "bully majority @ble traffic",
             System::BullyAtRaft => "bully @raft traffic",
+            System::BullyMajorityUndeclared => "bully majority, not declared new",
         }
     }
 
@@ -88,7 +93,8 @@ impl System {
             | System::BullyMajority
             | System::BullyAtBle
             | System::BullyMajorityAtBle
-            | System::BullyAtRaft => Library::Bully,
+            | System::BullyAtRaft
+            | System::BullyMajorityUndeclared => Library::Bully,
             System::Raft | System::RaftPvCq | System::Raft500 => Library::Raft,
             System::Ble | System::Ble500 => Library::Omni,
         }
@@ -99,7 +105,9 @@ impl System {
     /// [`traffic::matched`]).
     pub fn bully_config(self, n: u64) -> Config {
         match self {
-            System::BullyMajority => Config::default().with_quorum(Quorum::Majority),
+            System::BullyMajority | System::BullyMajorityUndeclared => {
+                Config::default().with_quorum(Quorum::Majority)
+            }
             System::BullyAtBle => traffic::matched(System::Ble, Quorum::None, n).config,
             System::BullyMajorityAtBle => traffic::matched(System::Ble, Quorum::Majority, n).config,
             System::BullyAtRaft => traffic::matched(System::Raft500, Quorum::None, n).config,
@@ -178,7 +186,11 @@ pub fn with_system<V: Visit>(system: System, v: V) -> V::Out {
                         c
                     }
                 };
-                BullyPeer::new(id, n, config, base)
+                if system == System::BullyMajorityUndeclared {
+                    BullyPeer::with_state(id, n, config, base, DurableState::default())
+                } else {
+                    BullyPeer::new(id, n, config, base)
+                }
             })
         }
         Library::Raft => {

@@ -121,7 +121,9 @@ impl Simulation {
     }
 
     /// Brings a crashed member back with fresh state (term 0), as a process that
-    /// persists nothing, and starts it.
+    /// persists nothing, or whose state file was lost, and starts it: it
+    /// restores `DurableState::default()`, what a driver has then (not a first
+    /// boot: it votes for nobody for a follower lease).
     pub fn restart(&mut self, id: NodeId) -> Result<(), SimError> {
         self.revive(id, false)
     }
@@ -142,7 +144,9 @@ impl Simulation {
         if durable {
             node.restore(self.slots[index].last_state);
         } else {
-            // Not restored at all: it cannot tell a forgotten promise from none.
+            // What a driver restores when the state file is missing: it cannot
+            // tell a forgotten promise from none.
+            node.restore(crate::node::DurableState::default());
             self.note_amnesia();
         }
         self.checker.reset(index, &node);

@@ -168,6 +168,8 @@ struct Tally {
     /// Leaderships and work that overlapped after a running member's clock
     /// stepped (outside A2: counted, not flagged).
     overlaps_after_steps: u64,
+    /// Schedules in which a running member's clock stepped.
+    clock_steps: u64,
     /// The same schedules without a quorum: how many stayed in the timing model
     /// (S1 enforced to the end), and how many times two members led at once.
     plain_in_model: u64,
@@ -238,8 +240,9 @@ fn no_two_members_ever_lead_at_once_under_any_fault_schedule() {
         }
         eprintln!(
             "{algorithm:?}: {} schedules with a quorum; exclusive leadership and \
-             W1 enforced to the end in {} (no running member's clock stepped; {} overlaps \
-             counted after steps), S1 as well in {} (nobody restarted without its state); \
+             W1 enforced to the end in {} (no running member's clock stepped, and no \
+             member that lost its state met a message past T_M; {} overlaps counted \
+             otherwise), S1 as well in {} (nobody restarted without its state); \
              under Never a sitting leader kept leading in {}; without a quorum {} stayed in \
              the timing model (S1 enforced) and {} times two members led at once",
             tally.schedules,
@@ -356,7 +359,14 @@ fn with_the_shortest_lease_allowed_no_fault_schedule_leaves_a_quorum_leaderless(
                 ));
             }
         }
-        assert_eq!(tally.leases_strict, seeds, "no clock steps: every check on");
+        assert_eq!(tally.clock_steps, 0, "no clock steps here");
+        // The checks stay on but where a member that lost its state met a
+        // message past the timing model.
+        assert!(
+            tally.leases_strict * 10 >= seeds * 9,
+            "{algorithm:?}: the lease checks stayed on in only {} of {seeds}",
+            tally.leases_strict
+        );
         goldens.push(golden);
     }
     for failure in &failures {
@@ -440,13 +450,14 @@ fn check_schedule(
             "L1: a minority led: {settle:?}\n{schedule:?}"
         );
     }
-    if !sim.clock_stepped() {
+    if sim.lease_checks_enforced() {
         tally.leases_strict += 1;
         if !sim.restarted_without_state() {
             tally.strict += 1;
         }
     }
-    if sim.clock_stepped() {
+    tally.clock_steps += u64::from(sim.clock_stepped());
+    if !sim.lease_checks_enforced() {
         tally.overlaps_after_steps += sim.overlapping_leaderships() + sim.work_overlaps();
     }
     golden.add(&sim);

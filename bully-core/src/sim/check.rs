@@ -458,6 +458,11 @@ impl Checker {
         before_safety
     }
 
+    /// Whether the run still keeps to what the leases rest on (see `in_model`).
+    pub(crate) fn in_model(&self) -> bool {
+        self.in_model
+    }
+
     /// Times an invariant of the safety core broke (flagged as a violation
     /// with a quorum while the clocks keep to the model, counted always).
     pub(crate) fn invariants_broken(&self) -> u64 {

@@ -150,6 +150,16 @@ impl Simulation {
         self.checker.work_overlaps()
     }
 
+    /// Whether overlapping leaderships, overlapping work and broken invariants
+    /// are still flagged as violations: no running member's clock stepped
+    /// ([`clock_stepped`](Self::clock_stepped)), and no member that restarted
+    /// without its durable state met a message delivered past the timing model
+    /// (a forged or replayed one, or one slower than `max_message_delay`).
+    /// Once either happened they are counted instead.
+    pub fn lease_checks_enforced(&self) -> bool {
+        self.checker.in_model()
+    }
+
     /// How many times an input broke one of the safety core's invariants I1 to
     /// I7 ([`crate::invariants`]; a violation with a quorum unless a running
     /// member's clock stepped, counted always).

@@ -1,5 +1,5 @@
-//! Counterexamples found by giving the simulator's members clocks of their own
-//! (issue 21): the answer timeout, `2*T_M + P_p` (`T_M` the message time, the
+//! Counterexamples found by giving the simulator's members clocks of their own:
+//! the answer timeout, `2*T_M + P_p` (`T_M` the message time, the
 //! longest a message takes, `P_p` the processing time, the longest before a reply
 //! leaves; `Config::answer_timeout`, the lecture notes' rule), is measured on the
 //! waiting member's clock and has no drift margin. A member whose clock runs fast
@@ -12,13 +12,9 @@
 //! the room there is: with the default `P_p` (10 ms) and `T_M` (20 ms) a drift up
 //! to 25 % fits in it, and the sweeps pass. With `P_p` zero (as the stateright
 //! model has it) any drift is too much; with a real `P_p` spent on processing, so
-//! is any fast clock. Both tests fail on the code as it is and are ignored until
-//! the timeout allows for the drift (for example `(2*T_M + P_p) * (1 + ρ)`,
-//! rounded up, and the same for every wait on an answer: the probe's, the
-//! Election's, the claim's); they are the lead's to fix (`config.rs`,
-//! `node/*`), and to un-ignore.
-//!
-//! `cargo test -p bully-core --features sim --test drift_answer_timeout -- --ignored`
+//! is any fast clock. Fixed: the default answer timeout is `(2*T_M + P_p) *
+//! (1 + ρ)`, rounded up, and so is every wait on an answer (the probe's, the
+//! Election's, the claim's); both tests fail on the code before that.
 #![cfg(feature = "sim")]
 
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-core --features sim
 //! --test quorum`: classic Bully, seed 14765, three members, `AtLeast(2)`,
 //! `AfterStable(800 ms)`, ρ = 0.1): after the faults stop, with every clock
-//! within the bound, the two live members never agree on a leader. Ignored
-//! until the node code is fixed (the lead's: `node/*`, `config.rs`); it fails on
-//! the code as it is.
+//! within the bound, the two live members never agreed on a leader. Fixed by
+//! sizing the waits for answers to a superior's probe on a slow clock
+//! (docs/protocol.md, R14); the test fails on the code before that.
 //!
 //! Member 1's clock runs 10 % fast, 2's 10 % slow (3 is down). The faults (clock
 //! steps, wrong detector reports, step-downs) leave 2 following 1 in term 2

@@ -31,8 +31,7 @@
 //!   leader's, runs ρ slow and the others' ρ fast, the case in which a lease
 //!   measured on the leader's clock and promises measured on the followers'
 //!   are closest (A2, bounded drift; docs/correctness.md, section 3). Without a quorum the clocks are exact;
-//! - each member is declared a first boot ([`DurableState::first_boot`]) and
-//!   boots (`Node::start`) at a tick of its choosing within
+//! - each member boots (`Node::start`) at a tick of its choosing within
 //!   [`Bounds::boot_window`]; up to [`Bounds::crashes`] members crash for
 //!   good; up to [`Bounds::restarts`] times a member crashes and comes back at
 //!   once, as [`Bounds::restart`] says: with the durable state it persisted
@@ -40,7 +39,11 @@
 //!   state file: [`DurableState::default`]); up to [`Bounds::losses`] messages
 //!   are lost; in the partial-partition checks, up to [`Bounds::cuts`] links
 //!   are cut for good, one way or both, at any tick (`BULLY_MODEL_CUTS`);
-//! - the clock stops at [`Bounds::horizon`] ticks, which bounds the exploration.
+//! - the clock stops at [`Bounds::horizon`] ticks, which bounds the exploration;
+//! - the members are not declared a first boot ([`Setup::first_boot`]), so
+//!   each votes for nobody for a follower lease after its start, as a member
+//!   that may have run before does; one check declares them, and they vote at
+//!   once.
 //!
 //! Beside the default policies, checks run a resign delay, `Preemption::Never`
 //! and `AfterStable`, and `Quorum::AtLeast`.
@@ -103,8 +106,8 @@ const TICK: Duration = Duration::from_millis(10);
 /// trips, the claim's votes and the first heartbeat round's acknowledgements.
 ///
 /// The loss-adaptive detector is off: the heartbeats a follower missed are part
-/// of its state, and counting them multiplies the states (5.2 million unique
-/// instead of 1.95 million for classic with a quorum, 5 GB instead of 2). It
+/// of its state, and counting them multiplies the states (about three times
+/// as many for classic with a quorum, when it was measured). It
 /// only ever makes a follower wait longer than the leader timeout, as a slower
 /// detector would; the randomized sweeps (`tests/properties.rs`,
 /// `tests/quorum.rs`) run it under loss.
@@ -211,7 +214,7 @@ impl Bounds {
         // with two. With a quorum every stand is preceded by a probe, whose
         // messages multiply the interleavings, and its longer leader timeout
         // (twelve ticks, not six) stretches every failover: two losses within 36
-        // ticks is 2.0 million unique states for classic Bully (40 ticks would be
+        // ticks is 863,712 unique states for classic Bully (40 ticks would be
         // tens of millions; `BULLY_MODEL_HORIZON=40 BULLY_MODEL_LOSSES=1` checks
         // the longer runs with one loss).
         let (horizon, losses) = match (algorithm, quorum) {

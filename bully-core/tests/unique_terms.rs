@@ -64,8 +64,8 @@ fn one_at_a_time(config: &Config) -> Simulation {
     boot(config, 1, &order, &gaps)
 }
 
-/// Members `order` stand up in that order (their nodes restored from the
-/// default durable state), `gaps[i]` after the one before; then the cluster
+/// Members `order` stand up in that order (their nodes declared a first boot,
+/// as `Simulation::new` builds them), `gaps[i]` after the one before; then the cluster
 /// runs for a settle bound.
 fn boot(config: &Config, seed: u64, order: &[NodeId], gaps: &[Duration]) -> Simulation {
     let n = order.len() as u64;

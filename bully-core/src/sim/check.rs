@@ -337,14 +337,18 @@ impl Checker {
         }
     }
 
-    /// Whether the member's input may have shrunk what covers a lease (I7): it
-    /// leads and its lease moved, or its promise changed other than by running
-    /// longer to the same leader, or it was rebuilt.
-    pub(crate) fn leases_to_check(&self, before: Option<&SafetyState>, node: &Node) -> bool {
+    /// Whether an input that took a member's safety core from `before` to
+    /// `after` may have shrunk what covers a lease (I7): it leads and its
+    /// lease moved, or its promise changed other than by running longer to
+    /// the same leader, or it was rebuilt.
+    pub(crate) fn leases_to_check(
+        &self,
+        before: Option<&SafetyState>,
+        after: &SafetyState,
+    ) -> bool {
         if !self.quorum {
             return false;
         }
-        let after = node.safety();
         let Some(before) = before else {
             return true;
         };
@@ -359,7 +363,8 @@ impl Checker {
 
     /// Checks `node` (member `index`, whose clock is `clock`) after it handled
     /// one input at the real instant `now`, given the events and transmits
-    /// that input produced. Returns the safety core before the input.
+    /// that input produced. Returns the safety core before and after the
+    /// input.
     pub(crate) fn after_input(
         &mut self,
         now: Instant,
@@ -368,7 +373,7 @@ impl Checker {
         node: &Node,
         (events, sent): (&[Event], &[Transmit]),
         strict: bool,
-    ) -> Option<SafetyState> {
+    ) -> (Option<SafetyState>, SafetyState) {
         let at_us = self.micros(now);
         let local = clock.local(now);
         if let Back::Pending = self.watches[index].back {
@@ -455,7 +460,7 @@ impl Checker {
         }
         self.watches[index].term = node.term();
         self.watches[index].highest = node.highest_token();
-        before_safety
+        (before_safety, after_safety)
     }
 
     /// Whether the run still keeps to what the leases rest on (see `in_model`).

@@ -494,7 +494,7 @@ impl Simulation {
         while let Some(event) = node.poll_event() {
             self.event_buf.push(event);
         }
-        let before = self.checker.after_input(
+        let (before, after) = self.checker.after_input(
             now,
             &slot.clock,
             index,
@@ -502,7 +502,7 @@ impl Simulation {
             (&self.event_buf, &self.outbox),
             strict,
         );
-        let check_leases = self.checker.leases_to_check(before.as_ref(), node);
+        let check_leases = self.checker.leases_to_check(before.as_ref(), &after);
         // A member that is down follows nobody, whatever its node was told.
         let follows = node
             .leader()

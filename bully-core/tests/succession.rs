@@ -375,3 +375,46 @@ fn joins_the_waiting_election(hub_term: Term) {
     assert!(!out.is_empty());
     assert!(out.iter().all(|t| t.message.term() == hub_term), "{out:?}");
 }
+
+/// 5 resigned term 1, lost its state, and leads term 1 again (A3 broken: it
+/// forgot it led it). 2 heard the resignation, so 5's heartbeats of term 1
+/// read as stale; but 2 votes for 5's new claim of term 1 (it voted for 5 in
+/// term 1 already), and from then on 5's heartbeats are those of the
+/// leadership it voted for: 2 follows it. Without that, 2 dropped them for
+/// good and, under `Preemption::Never`, nobody else stood: found by the
+/// `cluster` fuzz target (a cluster that never agreed on a leader after the
+/// faults stopped).
+#[test]
+fn a_member_that_heard_5_resign_follows_5_again_once_it_votes_for_its_new_claim() {
+    let now = Instant::now();
+    let mut node = member_following_5(NodeId(2), now);
+    five_resigns_term_1(&mut node, now, None);
+    sent(&mut node);
+    let later = now + Duration::from_millis(600);
+    let heartbeat = Message::Heartbeat {
+        term: Term(1),
+        round: 1,
+    };
+    node.handle_message(later, NodeId(5), heartbeat.clone());
+    assert_eq!(
+        node.leader(),
+        None,
+        "a heartbeat after the resignation is stale"
+    );
+    let claim = Message::Coordinator {
+        term: Term(1),
+        round: 0,
+    };
+    node.handle_message(later, NodeId(5), claim);
+    assert!(
+        sent(&mut node).iter().any(|t| t.to == NodeId(5)
+            && t.message
+                == Message::Ack {
+                    term: Term(1),
+                    round: 0
+                }),
+        "2 votes for 5's new claim"
+    );
+    node.handle_message(later, NodeId(5), heartbeat);
+    assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));
+}

@@ -236,6 +236,17 @@ impl Node {
         self.connectivity.resigned_leader = Some(leader);
     }
 
+    /// It votes for a claim of `leader`'s made after `leader` told it it
+    /// resigned: a new leadership, whose heartbeats are not stale. (With A3
+    /// broken, a leader restarted without its state can lead the very token
+    /// it resigned; the members that heard the resignation would otherwise
+    /// never follow it.)
+    pub(super) fn note_claim_voted(&mut self, claimant: NodeId) {
+        if self.connectivity.resigned_leader == Some(claimant) {
+            self.connectivity.resigned_leader = None;
+        }
+    }
+
     /// Whether `leader` told this node it resigned, and no leader was accepted
     /// since: a heartbeat of that leadership arriving now was sent before the
     /// resignation (links may reorder), and is stale.

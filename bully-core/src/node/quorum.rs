@@ -348,6 +348,7 @@ impl Node {
             self.drop_leader();
         }
         self.cast_vote(term, from);
+        self.note_claim_voted(from);
         // A vote backs the lease the claimant dates from the ask it answers,
         // so it promises as an acknowledged heartbeat does.
         self.promise_to(now, from, term);

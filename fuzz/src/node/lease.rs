@@ -41,6 +41,10 @@ pub(super) struct LeaseWatch {
     /// The latest request of each term each member acknowledged, counted only
     /// once the node had sent it.
     acked: BTreeMap<(Term, NodeId), u64>,
+    /// The smallest quorum seen in this incarnation: a membership change may
+    /// raise the quorum under a lease a smaller one granted (the documented
+    /// caveat of changes at runtime), which then runs out on its own.
+    smallest_quorum: Option<usize>,
 }
 
 /// What the node says of its lease after one input.
@@ -129,6 +133,9 @@ impl LeaseWatch {
 
     /// Checks the lease after one input.
     pub(super) fn check(&mut self, view: LeaseView) {
+        if let Some((quorum, _)) = view.quorum_size {
+            self.smallest_quorum = Some(self.smallest_quorum.map_or(quorum, |q| q.min(quorum)));
+        }
         let Some(until) = view.until else {
             self.held = None;
             return;
@@ -147,9 +154,10 @@ impl LeaseWatch {
             until - sent,
             view.lease
         );
-        if let Some((quorum, own)) = view
+        let quorum_size = view
             .quorum_size
-            .filter(|&(quorum, own)| usize::from(own) < quorum)
+            .map(|(quorum, own)| (self.smallest_quorum.map_or(quorum, |q| q.min(quorum)), own));
+        if let Some((quorum, own)) = quorum_size.filter(|&(quorum, own)| usize::from(own) < quorum)
         {
             let backed = self
                 .backed_until(term, (quorum, own), view.lease)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds bully-agent's Debian package with cargo-deb, installs it with dpkg,
-# checks what it installed (the binary runs, the files are where the unit and
+# checks what it installed (the binary runs, `bully-agent init` declares a
+# first boot once and refuses a second, the files are where the unit and
 # the manual say, the user exists, the unit passes `systemd-analyze verify`),
 # then removes and purges it and checks nothing of it is left.
 #
@@ -41,6 +42,7 @@ echo "installed: $version"
 for file in /usr/bin/bully-agent /usr/lib/systemd/system/bully-agent.service \
   /etc/bully-agent/cluster.toml /etc/bully-agent/job \
   /usr/share/man/man1/bully-agent.1.gz /usr/share/man/man1/bully-agent-reload.1.gz \
+  /usr/share/man/man1/bully-agent-init.1.gz \
   /usr/share/doc/bully-agent/copyright /usr/share/doc/bully-agent/examples/cluster.example.toml; do
   [ -e "$file" ] || fail "$file is missing"
 done
@@ -55,6 +57,19 @@ credentials=$(mktemp -d)
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$credentials/bully-secret"
 CREDENTIALS_DIRECTORY=$credentials bully-agent check --config /etc/bully-agent/cluster.toml
 rm -rf "$credentials"
+
+# A new cluster's first install: `init`, as root, declares the member's first
+# boot in the unit's state directory (which systemd hands to the bully-agent
+# user at start), reading no key; a second `init` is refused with one line,
+# and the state is kept.
+bully-agent init --config /etc/bully-agent/cluster.toml
+grep -q '"first_boot": true' /var/lib/bully-agent/state.json || fail "init did not declare the first boot"
+state=$(cat /var/lib/bully-agent/state.json)
+if refused=$(bully-agent init --config /etc/bully-agent/cluster.toml 2>&1); then
+  fail "a second init was not refused"
+fi
+[ "$(wc -l <<< "$refused")" = 1 ] && [[ $refused == error:* ]] || fail "init's refusal is not one error: line: $refused"
+[ "$(cat /var/lib/bully-agent/state.json)" = "$state" ] || fail "a refused init changed the state file"
 
 if ! command -v systemd-analyze >/dev/null && command -v apt-get >/dev/null; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd) >/dev/null 2>&1 || true

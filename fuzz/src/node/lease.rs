@@ -45,6 +45,11 @@ pub(super) struct LeaseWatch {
     /// raise the quorum under a lease a smaller one granted (the documented
     /// caveat of changes at runtime), which then runs out on its own.
     smallest_quorum: Option<usize>,
+    /// The lease held, with its term, when a member whose acknowledgements
+    /// backed it left: a quorum of the old membership granted it, and every
+    /// quorum of the new one meets that quorum less the member removed, so it
+    /// runs out on its own; only its renewals need the new membership's quorum.
+    held_at_removal: Option<(Term, Instant)>,
 }
 
 /// What the node says of its lease after one input.
@@ -92,9 +97,11 @@ impl LeaseWatch {
         *acked = (*acked).max(round);
     }
 
-    /// `member` left the cluster: its acknowledgements back nothing now.
+    /// `member` left the cluster: its acknowledgements back nothing from now
+    /// on, and the lease they backed, already granted, stands until it ends.
     pub(super) fn forget(&mut self, member: NodeId) {
         self.acked.retain(|&(_, from), _| from != member);
+        self.held_at_removal = self.held.max(self.held_at_removal);
     }
 
     /// The latest end a lease of the leadership of `term` may have: a
@@ -159,9 +166,14 @@ impl LeaseWatch {
             .map(|(quorum, own)| (self.smallest_quorum.map_or(quorum, |q| q.min(quorum)), own));
         if let Some((quorum, own)) = quorum_size.filter(|&(quorum, own)| usize::from(own) < quorum)
         {
+            let granted_before_removal = self
+                .held_at_removal
+                .filter(|&(held_term, _)| held_term == term)
+                .map(|(_, held)| held);
             let backed = self
                 .backed_until(term, (quorum, own), view.lease)
-                .max(self.own_quorum_at.map(|at| at + view.lease));
+                .max(self.own_quorum_at.map(|at| at + view.lease))
+                .max(granted_before_removal);
             assert!(
                 backed.is_some_and(|backed| until <= backed),
                 "G6: exclusive_until is {until:?}, later than any request of term {term} a \
@@ -365,5 +377,45 @@ mod tests {
             t0,
         );
         watch.check(claimant(t0 + LEASE));
+    }
+
+    /// 3 of 1..=3 claims at t0 and 2 votes for it, so 3 holds a lease from
+    /// t0; then 2 leaves the cluster, and 3 leads {1, 3}, whose majority is 2.
+    fn leading_when_2_leaves(t0: Instant) -> LeaseWatch {
+        let mut watch = LeaseWatch::default();
+        watch.sent(
+            &Message::Coordinator {
+                term: Term(4),
+                round: 0,
+            },
+            t0,
+        );
+        watch.acknowledged(NodeId(2), Term(4), 0);
+        watch.check(claimant(t0 + LEASE));
+        watch.forget(NodeId(2));
+        watch
+    }
+
+    #[test]
+    fn a_lease_granted_before_a_member_left_stands_until_it_ends() {
+        let t0 = Instant::now();
+        leading_when_2_leaves(t0).check(claimant(t0 + LEASE));
+    }
+
+    #[test]
+    #[should_panic(expected = "G6")]
+    fn a_member_that_left_backs_no_renewal() {
+        let t0 = Instant::now();
+        let mut watch = leading_when_2_leaves(t0);
+        let t1 = t0 + Duration::from_millis(100);
+        watch.sent(
+            &Message::Heartbeat {
+                term: Term(4),
+                round: 1,
+            },
+            t1,
+        );
+        // Only 2 acknowledged, and 2 is gone: nothing backs the round of t1.
+        watch.check(claimant(t1 + LEASE));
     }
 }

@@ -8,6 +8,8 @@
 //! Election answered it after the application had removed that member.
 #![cfg(feature = "sim")]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use bully_core::sim::{Simulation, TraceEntry, Violation};
@@ -298,7 +300,7 @@ fn removing_another_member_does_not_make_4_forget_that_its_leader_resigned() {
     // 4 knows better, counts them as backing it, and stands.
     let config = Config::default().with_quorum(Quorum::Majority);
     let now = Instant::now();
-    let mut node = Node::new(NodeId(4), ids(1..=5), config.clone()).unwrap();
+    let mut node = support::first_boot(4, ids(1..=5), config.clone());
     let term = Term(3);
     // 4 votes for 5's claim, and follows it from its first heartbeat.
     node.handle_message(now, NodeId(5), Message::Coordinator { term, round: 0 });

@@ -1056,55 +1056,37 @@ fn first_failure(
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn classic_bully_keeps_s1_to_s3_in_every_interleaving() {
     check(Algorithm::Classic, false);
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn modified_bully_keeps_s1_to_s3_in_every_interleaving() {
     check(Algorithm::Modified, false);
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn the_ring_keeps_s1_to_s3_in_every_interleaving() {
     check(Algorithm::Ring, false);
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn classic_bully_with_a_majority_quorum_never_has_two_leaders() {
     check(Algorithm::Classic, true);
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn modified_bully_with_a_majority_quorum_never_has_two_leaders() {
     check(Algorithm::Modified, true);
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn the_ring_with_a_majority_quorum_never_has_two_leaders() {
     check(Algorithm::Ring, true);
 }
@@ -1115,10 +1097,7 @@ fn the_ring_with_a_majority_quorum_never_has_two_leaders() {
 /// followers made, and a path on which a new leader is elected while it still
 /// leads exists; the checker finds it, through I7 before any overlap.
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn a_clock_drifting_beyond_the_bound_breaks_the_lease() {
     // The leader cut off from both others (two cuts), nothing lost or crashed.
     let setup = Setup::new(Algorithm::Classic, true);
@@ -1140,10 +1119,7 @@ fn a_clock_drifting_beyond_the_bound_breaks_the_lease() {
 /// still run. The checker finds the state in which that lease is no longer
 /// covered (I7), whether or not a second leader follows.
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn a_lost_state_declared_a_first_boot_again_breaks_the_invariants() {
     let setup = Setup::new(Algorithm::Classic, true);
     let bounds = Bounds::with_a_restart(setup, Restart::DeclaredNewAgain);
@@ -1156,60 +1132,42 @@ fn a_lost_state_declared_a_first_boot_again_breaks_the_invariants() {
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn classic_bully_keeps_s1_to_s3_with_a_link_cut_one_way_or_both() {
     let setup = Setup::new(Algorithm::Classic, false);
     check_within(setup, Bounds::with_a_cut_link(setup));
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn classic_bully_with_a_quorum_never_has_two_leaders_with_two_links_cut_one_way_or_both() {
     let setup = Setup::new(Algorithm::Classic, true);
     check_within(setup, Bounds::with_a_cut_link(setup));
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn modified_bully_with_a_quorum_never_has_two_leaders_with_two_links_cut_one_way_or_both() {
     let setup = Setup::new(Algorithm::Modified, true);
     check_within(setup, Bounds::with_a_cut_link(setup));
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_a_member_restarted_with_its_durable_state_keeps_every_invariant() {
     let setup = Setup::new(Algorithm::Classic, true);
     check_within(setup, Bounds::with_a_restart(setup, Restart::Durable));
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_a_member_that_lost_its_state_keeps_every_invariant() {
     let setup = Setup::new(Algorithm::Classic, true);
     check_within(setup, Bounds::with_a_restart(setup, Restart::Lost));
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_and_a_resign_delay_never_two_leaders() {
     let setup = Setup {
         resign_delay: 3,
@@ -1219,10 +1177,7 @@ fn with_a_quorum_and_a_resign_delay_never_two_leaders() {
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_a_sticky_leader_never_has_a_rival() {
     let setup = Setup {
         preemption: Preemption::Never,
@@ -1232,10 +1187,7 @@ fn with_a_quorum_a_sticky_leader_never_has_a_rival() {
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_a_takeover_after_a_stable_period_never_overlaps() {
     let setup = Setup {
         preemption: Preemption::AfterStable(TICK * 6),
@@ -1245,10 +1197,7 @@ fn with_a_quorum_a_takeover_after_a_stable_period_never_overlaps() {
 }
 
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_of_at_least_two_never_two_leaders() {
     let setup = Setup {
         quorum: Quorum::AtLeast(2),
@@ -1260,10 +1209,7 @@ fn with_a_quorum_of_at_least_two_never_two_leaders() {
 /// W1 does not rest on A1: an acknowledgement that arrives six ticks past
 /// `T_M` only backs a lease from the request it names, which began before it.
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_an_acknowledgement_late_past_the_timing_model_only_shortens_a_lease() {
     let setup = Setup::new(Algorithm::Classic, true);
     check_within(setup, Bounds::with_a_late_acknowledgement(setup));
@@ -1273,10 +1219,7 @@ fn with_a_quorum_an_acknowledgement_late_past_the_timing_model_only_shortens_a_l
 /// first tick rather than a follower lease later: the same checks over a
 /// shorter run (24 ticks hold the election, a crash and the next one).
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "minutes unoptimized: run it in release, cargo test --release -p bully-core --all-features --test model"
-)]
+#[cfg_attr(debug_assertions, ignore = "minutes: run in release")]
 fn with_a_quorum_members_declared_a_first_boot_never_two_leaders() {
     let setup = Setup {
         first_boot: true,

@@ -418,3 +418,87 @@ fn a_member_that_heard_5_resign_follows_5_again_once_it_votes_for_its_new_claim(
     node.handle_message(later, NodeId(5), heartbeat);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(5)));
 }
+
+/// Found by the cluster fuzz target under the ring with a quorum: 5 resigned,
+/// crashed and came back without its state, and led term 1 again without a
+/// claim 4 would vote for anew (4's vote of term 1 was already 5's). 4 took
+/// 5's heartbeats for stale ones sent before the resignation, and every probe
+/// of 4's found 5 leading, so 4 neither stood nor followed, for good.
+#[test]
+fn process_4_follows_5_again_once_5_answers_its_probe_sent_after_the_resignation() {
+    let now = Instant::now();
+    let mut node = member_following_5(NodeId(4), now);
+    five_resigns_term_1(&mut node, now, None);
+    sent(&mut node);
+    let heartbeat = Message::Heartbeat {
+        term: Term(1),
+        round: 1,
+    };
+    // 4 elects after its stagger: a probe of every member, 5 included.
+    let mut at = now;
+    while !sent(&mut node)
+        .iter()
+        .any(|t| t.to == NodeId(5) && matches!(t.message, Message::Probe { .. }))
+    {
+        at = node.poll_timeout().expect("4 elects after the resignation");
+        node.handle_timeout(at);
+    }
+    node.handle_message(at, NodeId(5), heartbeat.clone());
+    assert_eq!(
+        node.leader(),
+        None,
+        "a heartbeat after the resignation may have been sent before it"
+    );
+    for from in [1, 2, 3, 5] {
+        let reply = Message::ProbeReply {
+            term: Term(1),
+            leader: Some(NodeId(5)),
+            cut_off: false,
+        };
+        node.handle_message(at, NodeId(from), reply);
+    }
+    assert!(
+        !sent(&mut node)
+            .iter()
+            .any(|t| matches!(t.message, Message::Election { .. } | Message::Coordinator { .. })),
+        "5 answered it leads: 4 does not stand against it"
+    );
+    node.handle_message(at, NodeId(5), heartbeat);
+    assert_eq!(
+        node.leader().map(|leader| leader.id),
+        Some(NodeId(5)),
+        "5's answer to a probe sent after it resigned says it leads again"
+    );
+}
+
+#[test]
+fn a_reply_of_5_to_a_probe_sent_before_it_resigned_is_not_news() {
+    let now = Instant::now();
+    let mut node = member_following_5(NodeId(4), now);
+    // 4 probes while it follows 5, to know whether to answer 3's election
+    // (docs/protocol.md: R7); then 5 resigns, and its reply, sent before,
+    // arrives after.
+    node.handle_message(now, NodeId(3), Message::Election { term: Term(1) });
+    assert!(
+        sent(&mut node)
+            .iter()
+            .any(|t| t.to == NodeId(5) && matches!(t.message, Message::Probe { .. })),
+        "4, without a verdict, probes before it answers 3"
+    );
+    five_resigns_term_1(&mut node, now, None);
+    let reply = Message::ProbeReply {
+        term: Term(1),
+        leader: Some(NodeId(5)),
+        cut_off: false,
+    };
+    node.handle_message(now, NodeId(5), reply);
+    node.handle_message(
+        now,
+        NodeId(5),
+        Message::Heartbeat {
+            term: Term(1),
+            round: 1,
+        },
+    );
+    assert_eq!(node.leader(), None, "a stale heartbeat is not followed");
+}

@@ -80,6 +80,9 @@ struct Probe {
     newer_below: Vec<NodeId>,
     /// Voters that replied, with the leader each named.
     replied: BTreeMap<NodeId, Option<NodeId>>,
+    /// Whether the leader this node followed resigned while the probe was
+    /// out: its reply may have been sent before the resignation.
+    sent_before_resign: bool,
 }
 
 /// What a probe found, and when.
@@ -234,6 +237,9 @@ impl Node {
     /// The leader it followed resigned.
     pub(super) fn note_leader_resigned(&mut self, leader: NodeId) {
         self.connectivity.resigned_leader = Some(leader);
+        if let Some(probe) = self.connectivity.probe.as_mut() {
+            probe.sent_before_resign = true;
+        }
     }
 
     /// It votes for a claim of `leader`'s made after `leader` told it it

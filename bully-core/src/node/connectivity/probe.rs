@@ -29,6 +29,7 @@ impl Node {
             cut_off: Vec::new(),
             newer_below: Vec::new(),
             replied: BTreeMap::new(),
+            sent_before_resign: false,
         });
         let term = self.term;
         for index in 0..self.members.len() {
@@ -131,6 +132,9 @@ impl Node {
             return;
         }
         probe.replied.insert(from, leader);
+        let leads_again = leader == Some(from)
+            && !probe.sent_before_resign
+            && self.connectivity.resigned_leader == Some(from);
         if leader == Some(from) && from < self.id && term > probe.term {
             probe.newer_below.push(from);
         }
@@ -138,6 +142,14 @@ impl Node {
             probe.cut_off.push(from);
         }
         probe.latest_term = probe.latest_term.max(term);
+        if leads_again {
+            // The leader that resigned answers a probe sent after its
+            // resignation naming itself: it leads again (with A3 broken, a
+            // leader restarted without its state can lead the very term it
+            // resigned, and claims nothing this member would vote for anew).
+            // Its heartbeats are news, not stale (docs/protocol.md: R21).
+            self.connectivity.resigned_leader = None;
+        }
         self.conclude_probe_if_complete(now);
     }
 

@@ -458,9 +458,10 @@ fn process_4_follows_5_again_once_5_answers_its_probe_sent_after_the_resignation
         node.handle_message(at, NodeId(from), reply);
     }
     assert!(
-        !sent(&mut node)
-            .iter()
-            .any(|t| matches!(t.message, Message::Election { .. } | Message::Coordinator { .. })),
+        !sent(&mut node).iter().any(|t| matches!(
+            t.message,
+            Message::Election { .. } | Message::Coordinator { .. }
+        )),
         "5 answered it leads: 4 does not stand against it"
     );
     node.handle_message(at, NodeId(5), heartbeat);

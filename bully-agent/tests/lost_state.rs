@@ -23,18 +23,11 @@ use std::time::{Duration, Instant};
 
 use support::cluster::{Cluster, Options, Ports, Timing, now_millis, without_escapes};
 
-/// A grace period of a second and a leader timeout of 2.5 s (as
-/// `tests/take_back.rs`): 3's job is told to stop about 1.2 s after its
-/// lease's last renewal, and its lease ends about 2.5 s after it, so a second
-/// leader elected at once overlaps it by a second or more.
-const TIMING: Timing = Timing {
-    heartbeat_ms: 100,
-    leader_timeout_ms: 2_500,
-    max_message_delay_ms: 20,
-    max_processing_ms: 20,
-    grace_ms: 1_000,
-    restart_delay_ms: 200,
-};
+/// A grace period of a second and a leader timeout of 2.5 s: 3's job is told
+/// to stop about 1.2 s after its lease's last renewal, and its lease ends
+/// about 2.5 s after it, so a second leader elected at once overlaps it by a
+/// second or more.
+const TIMING: Timing = Timing::GRACE_OF_A_SECOND;
 
 /// How long 3's job keeps working after SIGTERM: most of its grace period.
 const STOP_MS: u64 = 800;

@@ -17,16 +17,8 @@ use std::time::Duration;
 
 use support::cluster::{Cluster, Options, Ports, Timing};
 
-/// A 1 s grace period, as the agent's default, with a leader timeout long
-/// enough for the lease to exceed the 1.25 s lease margin it implies.
-const TIMING: Timing = Timing {
-    heartbeat_ms: 100,
-    leader_timeout_ms: 2_500,
-    max_message_delay_ms: 20,
-    max_processing_ms: 20,
-    grace_ms: 1_000,
-    restart_delay_ms: 200,
-};
+/// A 1 s grace period, as the agent's default.
+const TIMING: Timing = Timing::GRACE_OF_A_SECOND;
 
 /// How long the job keeps working after SIGTERM.
 const STOP_MS: u64 = 800;

@@ -188,6 +188,19 @@ impl Timing {
         restart_delay_ms: 200,
     };
 
+    /// The agent's default grace period of a second, with a leader timeout of
+    /// 2.5 s, long enough for the lease to exceed the 1.25 s lease margin the
+    /// grace implies: a job told to stop keeps a lease's worth of overlap to
+    /// show, if a second leader is elected too soon.
+    pub(crate) const GRACE_OF_A_SECOND: Timing = Timing {
+        heartbeat_ms: 100,
+        leader_timeout_ms: 2_500,
+        max_message_delay_ms: 20,
+        max_processing_ms: 20,
+        grace_ms: 1_000,
+        restart_delay_ms: 200,
+    };
+
     /// The core configuration with the same timings and a majority quorum.
     pub(crate) fn core_config(&self) -> Config {
         Config::default()

@@ -140,9 +140,11 @@ impl LeaseWatch {
 
     /// Checks the lease after one input.
     pub(super) fn check(&mut self, view: LeaseView) {
-        if let Some((quorum, _)) = view.quorum_size {
-            self.smallest_quorum = Some(self.smallest_quorum.map_or(quorum, |q| q.min(quorum)));
-        }
+        let quorum_size = view.quorum_size.map(|(quorum, own)| {
+            let smallest = self.smallest_quorum.map_or(quorum, |q| q.min(quorum));
+            self.smallest_quorum = Some(smallest);
+            (smallest, own)
+        });
         let Some(until) = view.until else {
             self.held = None;
             return;
@@ -161,9 +163,6 @@ impl LeaseWatch {
             until - sent,
             view.lease
         );
-        let quorum_size = view
-            .quorum_size
-            .map(|(quorum, own)| (self.smallest_quorum.map_or(quorum, |q| q.min(quorum)), own));
         if let Some((quorum, own)) = quorum_size.filter(|&(quorum, own)| usize::from(own) < quorum)
         {
             let granted_before_removal = self

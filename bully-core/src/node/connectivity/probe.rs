@@ -132,17 +132,10 @@ impl Node {
             return;
         }
         probe.replied.insert(from, leader);
-        let leads_again = leader == Some(from)
+        if leader == Some(from)
             && !probe.sent_before_resign
-            && self.connectivity.resigned_leader == Some(from);
-        if leader == Some(from) && from < self.id && term > probe.term {
-            probe.newer_below.push(from);
-        }
-        if cut_off {
-            probe.cut_off.push(from);
-        }
-        probe.latest_term = probe.latest_term.max(term);
-        if leads_again {
+            && self.connectivity.resigned_leader == Some(from)
+        {
             // The leader that resigned answers a probe sent after its
             // resignation naming itself: it leads again (with A3 broken, a
             // leader restarted without its state can lead the very term it
@@ -150,6 +143,13 @@ impl Node {
             // Its heartbeats are news, not stale (docs/protocol.md: R21).
             self.connectivity.resigned_leader = None;
         }
+        if leader == Some(from) && from < self.id && term > probe.term {
+            probe.newer_below.push(from);
+        }
+        if cut_off {
+            probe.cut_off.push(from);
+        }
+        probe.latest_term = probe.latest_term.max(term);
         self.conclude_probe_if_complete(now);
     }
 

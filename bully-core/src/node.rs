@@ -12,10 +12,12 @@ mod leadership;
 mod membership;
 mod modified;
 mod quorum;
+mod requests;
 mod ring;
 mod succession;
 #[cfg(test)]
 mod takeover_tests;
+mod votes;
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -120,13 +122,11 @@ pub struct Node {
     modified: modified::Collection,
     /// Ring: the token in its hands.
     ring: ring::RingState,
-    /// The quorum gate: votes, promises, claims and the lease.
-    gate: quorum::QuorumGate,
-    /// The number the next request for acknowledgement takes (a claim's ask or
-    /// a heartbeat round): from 0 at a claim's first ask in a new term, on
-    /// through its heartbeat rounds (`quorum.rs`); without a quorum, from 1 at
-    /// each leadership's first heartbeat.
-    next_round: u64,
+    /// With a quorum: what it voted and promised (`votes.rs`).
+    votes: votes::Votes,
+    /// Claiming or leading: its numbered requests for acknowledgement and the
+    /// lease they give (`requests.rs`).
+    requests: requests::Requests,
     /// The leader timeout last armed and the rank and missed heartbeats it was
     /// computed for, so that re-arming the detector on every heartbeat costs a
     /// comparison rather than `Timings::leader_timeout_after_loss`'s `Duration`
@@ -137,10 +137,6 @@ pub struct Node {
     heartbeat_loss: heartbeat_loss::HeartbeatLoss,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
-    /// Declared a first boot (`DurableState::first_boot`), and no vote or
-    /// acknowledgement sent since: it has promised nothing, so it owes no
-    /// promise to nobody at its start.
-    promised_nothing: bool,
 }
 
 impl Node {
@@ -168,19 +164,18 @@ impl Node {
             pending_election,
             modified,
             ring,
-            gate,
-            next_round,
+            votes,
+            requests,
             // A cache of what the configuration gives for a rank.
             leader_timeout_memo: _,
             heartbeat_loss,
             connectivity,
-            promised_nothing,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, gate, next_round, heartbeat_loss),
-            (connectivity, promised_nothing),
+            (modified, ring, votes, requests, heartbeat_loss),
+            (connectivity,),
         )
     }
 }
@@ -247,12 +242,11 @@ impl Node {
             pending_election: None,
             modified: modified::Collection::default(),
             ring: ring::RingState::default(),
-            gate: quorum::QuorumGate::default(),
-            next_round: 0,
+            votes: votes::Votes::default(),
+            requests: requests::Requests::default(),
             leader_timeout_memo: None,
             heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
             connectivity: connectivity::Connectivity::default(),
-            promised_nothing: false,
         }
     }
 
@@ -375,7 +369,7 @@ impl Node {
     pub fn exclusive_until(&self) -> Option<Instant> {
         self.leadership_term()?;
         self.quorum()?;
-        self.gate.lease_until
+        self.requests.lease_until()
     }
 
     /// Whether this node may do work only the leader may do at `now`, stopping
@@ -433,16 +427,16 @@ impl Node {
             id: self.id,
             term: self.term,
             highest: self.highest,
-            vote: self.gate.vote,
+            vote: self.votes.vote(),
             promise: self
-                .gate
-                .promise
+                .votes
+                .promise()
                 .map(|((to, term), until)| crate::invariants::Promise { to, term, until }),
-            votes_for_nobody_until: self.gate.forgotten_until,
-            hold_until: self.gate.hold_until,
+            votes_for_nobody_until: self.votes.votes_for_nobody_until(),
+            hold_until: self.votes.hold_until(),
             leading: self.leadership_term(),
             lease_until: self.exclusive_until(),
-            first_boot: self.promised_nothing,
+            first_boot: self.votes.promised_nothing(),
             quorum: self.quorum(),
             voter: self.members.is_voter(self.id),
             follower_lease: self.timings.follower_lease,
@@ -649,7 +643,7 @@ impl Node {
                 // nobody for a follower lease from now, even before its
                 // start.
                 self.latest = Some(now);
-                if !self.promised_nothing {
+                if !self.votes.promised_nothing() {
                     self.forget_promises(now);
                 }
                 now

@@ -50,7 +50,7 @@ impl Node {
         // Declared a first boot, it promised nothing it could have forgotten
         // (docs/protocol.md, G10); any other start may follow a restart that
         // lost promises.
-        let owes_promises = !self.promised_nothing;
+        let owes_promises = !self.votes.promised_nothing();
         self.note_started(now);
         if owes_promises {
             self.forget_promises(now);
@@ -120,7 +120,7 @@ impl Node {
         let delay = self.config.resign_delay();
         if self.quorum().is_some() && !delay.is_zero() {
             // Nobody to leave out of the resignation: it names itself.
-            self.gate.pending_resign = Some((term, self.id));
+            self.votes.owe_resign(term, self.id);
             self.timers.set(Timer::Resign, Self::after(now, delay));
         } else {
             self.broadcast_resign(term);

@@ -83,24 +83,14 @@ impl Node {
         if self.latest.is_some() {
             return;
         }
-        // A first boot may have seen terms (it heard elections it had no
-        // part in), never voted; and a node that already holds a state that
-        // is no first boot stays one.
-        self.promised_nothing = state.first_boot
-            && state.vote.is_none()
-            && self.gate.vote.is_none()
-            && (self.term == Term(0) || self.promised_nothing);
+        self.votes
+            .restore(state.vote, state.first_boot, self.term == Term(0));
         // A vote implies its term was seen: a state whose vote is ahead of its
         // term (hand-edited, or corrupt) is read as being at the vote's term.
         let term = state
             .vote
             .map_or(state.term, |(voted, _)| state.term.max(voted));
         self.term = self.term.max(term);
-        let newer_vote =
-            state.vote.map(|(voted, _)| voted) > self.gate.vote.map(|(voted, _)| voted);
-        if newer_vote {
-            self.gate.vote = state.vote;
-        }
     }
 
     /// What to persist to survive a restart: the term, with a quorum the
@@ -113,8 +103,8 @@ impl Node {
     pub fn durable_state(&self) -> DurableState {
         DurableState {
             term: self.term,
-            vote: self.gate.vote,
-            first_boot: self.promised_nothing,
+            vote: self.votes.vote(),
+            first_boot: self.votes.promised_nothing(),
         }
     }
 }

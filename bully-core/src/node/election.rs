@@ -14,11 +14,7 @@ impl Node {
     /// election, so the events and the term move the same way whatever the cause.
     pub(super) fn begin_election(&mut self, now: Instant, term: Term) {
         let accepted = self.highest.map(|highest| highest.term);
-        let voted_for_another = self
-            .gate
-            .vote
-            .filter(|&(_, whom)| whom != self.id)
-            .map(|(voted, _)| voted);
+        let voted_for_another = self.votes.term_voted_for_another(self.id);
         if accepted
             .max(voted_for_another)
             .is_some_and(|used| term <= used)

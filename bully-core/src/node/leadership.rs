@@ -123,19 +123,13 @@ impl Node {
         term: Term,
         successor: Option<NodeId>,
     ) {
-        let released = self
-            .gate
-            .promise
-            .is_some_and(|((leader, led), _)| leader == from && led <= term);
-        if released {
-            // It stopped leading before it said so (after its resign delay, if
-            // it has one): its lease, which the promise protected, is void.
-            self.gate.promise = None;
-            if self.phase == Phase::Idle && self.timers.is_armed(Timer::Coordinator) {
-                // A claim of its own waited for that promise's end: it may
-                // claim now.
-                self.timers.set(Timer::Coordinator, now);
-            }
+        // It stopped leading before it said so (after its resign delay, if
+        // it has one): its lease, which a promise to it protected, is void.
+        let released = self.votes.release(from, term);
+        if released && self.phase == Phase::Idle && self.timers.is_armed(Timer::Coordinator) {
+            // A claim of its own waited for that promise's end: it may claim
+            // now.
+            self.timers.set(Timer::Coordinator, now);
         }
         let resigned = FencingToken { term, leader: from };
         if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
@@ -217,10 +211,9 @@ impl Node {
     ///
     /// docs/protocol.md: G13, following binds like a vote.
     fn may_follow_older_term(&self, now: Instant, from: NodeId, term: Term) -> bool {
-        let promise_runs = self.gate.promise.is_some_and(|(_, until)| until > now)
-            || self.promised_to_nobody(now).is_some();
+        let promise_runs = self.votes.any_promise_runs(now);
         self.may_follow_again(from)
-            && self.gate.vote.is_none_or(|(voted, whom)| {
+            && self.votes.vote().is_none_or(|(voted, whom)| {
                 whom == self.id || whom == from || voted <= term || !promise_runs
             })
     }
@@ -266,7 +259,8 @@ impl Node {
         if busy {
             return;
         }
-        if self.gate.vote == Some((token.term, token.leader)) && self.note_probed_against(token) {
+        if self.votes.vote() == Some((token.term, token.leader)) && self.note_probed_against(token)
+        {
             // It voted for this lower leadership's claim, which under
             // `Preemption::Always` it does only while it knows itself cut off
             // from a quorum: it follows it at once, as if it had probed about
@@ -379,7 +373,7 @@ impl Node {
         if self.quorum().is_none() {
             // Its heartbeat rounds count from 1; with a quorum they continue
             // the numbers of the claim's asks (`Node::open_request`).
-            self.next_round = 1;
+            self.requests.restart_count();
         }
         self.note_leading();
         self.stats.times_leader += 1;

@@ -85,12 +85,7 @@ impl Node {
             // al.) hands the leadership on if needed.
             self.modified.best_responder = None;
         }
-        if self
-            .gate
-            .deferred_vote
-            .is_some_and(|(claimant, _, _)| claimant == member)
-        {
-            self.gate.deferred_vote = None;
+        if self.votes.drop_deferred_of(member) {
             self.timers.stop(Timer::DeferredVote);
         }
         if self.connectivity.forget(member) {

@@ -30,54 +30,6 @@ use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
 use crate::timer::Timer;
 
-/// Heartbeat rounds remembered for lease accounting: acknowledgements of older
-/// rounds arrive too late to extend the lease anyway.
-pub(super) const ROUNDS: usize = 8;
-
-/// One request for acknowledgement of this node's claim or leadership: an
-/// ask of the claim, or a heartbeat round.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(super) struct Round {
-    number: u64,
-    sent_at: Option<Instant>,
-    acks: usize,
-}
-
-/// The quorum gate's state inside a [`Node`]: what it voted and promised, the
-/// claim it runs, and its lease while it leads.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub(super) struct QuorumGate {
-    /// The latest Coordinator this node voted for, `(term, candidate)`.
-    pub(super) vote: Option<(Term, NodeId)>,
-    /// The leader it promised not to vote against and the term of the
-    /// leadership it promised, and until when.
-    pub(super) promise: Option<((NodeId, Term), Instant)>,
-    /// It may have forgotten a promise (it came back without a declared
-    /// first boot): it votes for nobody, itself included, until then.
-    /// Kept apart from `promise`, which acknowledging a leader's heartbeat
-    /// replaces: a vote after a restart waits for this whatever it
-    /// acknowledged since.
-    pub(super) forgotten_until: Option<Instant>,
-    /// A claim it could not vote for only because of its promise to a sitting
-    /// leader, `(claimant, term, ask)`; the vote is cast if that leader resigns
-    /// or the promise runs out.
-    pub(super) deferred_vote: Option<(NodeId, Term, u64)>,
-    /// The term whose claim and leadership `rounds` numbers requests for.
-    pub(super) rounds_term: Option<Term>,
-    /// Claiming and leading: when the lease runs out, from the newest request
-    /// a quorum acknowledged.
-    pub(super) lease_until: Option<Instant>,
-    /// Claiming and leading: the latest requests' send times and
-    /// acknowledgements.
-    pub(super) rounds: [Round; ROUNDS],
-    /// A leadership of its own ended under a resign delay: the `Resign` still to
-    /// send, `(term it led, claimant it yielded to, or itself after a step-down)`.
-    pub(super) pending_resign: Option<(Term, NodeId)>,
-    /// A leadership of its own ended under a resign delay: its work may still
-    /// be stopping until then, so it votes for no other member.
-    pub(super) hold_until: Option<Instant>,
-}
-
 impl Node {
     /// The number of members, this node included, that must stand behind a leader.
     pub(super) fn quorum(&self) -> Option<usize> {
@@ -89,26 +41,13 @@ impl Node {
     ///
     /// docs/protocol.md: G5, no vote against a promise.
     pub(super) fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
-        // The hold keeps another member from leading while this node's work
-        // may still be stopping; a leadership of its own again is no such risk
-        // (a driver runs one leadership's work at a time).
-        let held = self
-            .gate
-            .hold_until
-            .filter(|&until| until > now && candidate != self.id);
-        if let Some(until) = held.or(self.promised_to_nobody(now)) {
-            return Some(until);
-        }
-        match self.gate.promise {
-            Some(((leader, _), until)) if until > now && leader != candidate => Some(until),
-            _ => None,
-        }
+        self.votes.promised_elsewhere(now, candidate, self.id)
     }
 
     /// Until when a promise to nobody after coming back forbids every vote,
     /// if it runs.
     pub(super) fn promised_to_nobody(&self, now: Instant) -> Option<Instant> {
-        self.gate.forgotten_until.filter(|&until| until > now)
+        self.votes.promised_to_nobody(now)
     }
 
     /// A won election, with a quorum: ask the members to acknowledge.
@@ -117,9 +56,9 @@ impl Node {
     pub(super) fn begin_claim(&mut self, now: Instant) {
         let term = self.term;
         let voted_elsewhere = self
-            .gate
-            .vote
-            .filter(|&(voted, whom)| voted > term || (voted == term && whom != self.id));
+            .votes
+            .vote()
+            .filter(|_| self.votes.voted_elsewhere(term, self.id));
         if let Some((voted, _)) = voted_elsewhere {
             // It already voted for another member in this term (an election of an
             // older term's members can hand it this one): a vote for itself now
@@ -134,10 +73,10 @@ impl Node {
             // It may not even vote for itself yet: try again once it may.
             self.phase = Phase::Idle;
             self.timers.set(Timer::Coordinator, until);
-            if let Some(((leader, _), _)) = self.gate.promise {
+            if let Some(((leader, _), _)) = self.votes.promise() {
                 let member = self.members.index_of(leader).is_some();
-                let free_otherwise = self.gate.hold_until.is_none_or(|held| held <= now)
-                    && self.promised_to_nobody(now).is_none();
+                let free_otherwise =
+                    !self.votes.held(now) && self.promised_to_nobody(now).is_none();
                 if member && leader < self.id && free_otherwise {
                     // Its promise is to a lower leader it takes over
                     // from: it asks that leader to yield (its claim, to it
@@ -153,48 +92,27 @@ impl Node {
         }
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
         // before it votes for anyone else; if it does not, it granted no lease.
-        self.cast_vote(term, self.id);
+        self.votes.cast(term, self.id);
         self.phase = Phase::Claiming { term };
         self.ask_for_votes(now, term);
         self.confirm_if_quorum(now);
     }
 
-    /// Records a vote: the durable state changes, and a member declared a
-    /// first boot has now promised something.
-    fn cast_vote(&mut self, term: Term, candidate: NodeId) {
-        self.gate.vote = Some((term, candidate));
-        self.promised_nothing = false;
-    }
-
     /// Numbers a new request for acknowledgement of this node's claim or
-    /// leadership of `term`, sent at `now`, and returns its number. The
-    /// first request of a term is 0; a claim asked again, and the heartbeat
-    /// rounds after it, take the next numbers, so every acknowledgement names
-    /// exactly one request and its send time.
-    ///
-    /// docs/protocol.md: G6, numbered requests, and the lease.
+    /// leadership of `term`, sent at `now`, and returns its number (see
+    /// `requests.rs`). A new term forgets who acknowledged what.
     pub(super) fn open_request(&mut self, now: Instant, term: Term) -> u64 {
-        if self.gate.rounds_term != Some(term) {
-            self.gate.rounds_term = Some(term);
-            self.gate.rounds = [Round::default(); ROUNDS];
-            self.gate.lease_until = None;
-            self.next_round = 0;
+        let (number, new_term) = self.requests.open(now, term);
+        if new_term {
             self.members.reset_acks();
         }
-        let number = self.next_round;
-        self.next_round = number.saturating_add(1);
-        self.gate.rounds[(number % ROUNDS as u64) as usize] = Round {
-            number,
-            sent_at: Some(now),
-            acks: 0,
-        };
         number
     }
 
     /// The number of the latest request for acknowledgement of this node's
     /// claim or leadership (0 before any).
     pub(super) fn latest_round(&self) -> u64 {
-        self.next_round.saturating_sub(1)
+        self.requests.latest()
     }
 
     /// Sends the claim of `term` (again), as a new request, and waits for its
@@ -259,7 +177,7 @@ impl Node {
             // without a vote in it (I6). The claim runs out on its timer.
             return;
         }
-        let Some(lease_until) = self.gate.lease_until else {
+        let Some(lease_until) = self.requests.lease_until() else {
             return;
         };
         if lease_until <= Self::after(now, self.timings.round_trip) {
@@ -301,11 +219,7 @@ impl Node {
             }
             return;
         }
-        let voted_elsewhere = self
-            .gate
-            .vote
-            .is_some_and(|(voted, whom)| voted > term || (voted == term && whom != from));
-        if voted_elsewhere {
+        if self.votes.voted_elsewhere(term, from) {
             let same_term_long_led = self.phase == Phase::Leading
                 && self.leadership_term() == Some(term)
                 && self
@@ -333,7 +247,7 @@ impl Node {
             // under `Preemption::Always`) or when the promise runs out (a leader
             // whose lease ended out of this member's sight), if the claim is
             // still the newest then; the claimant waits long enough for it.
-            self.gate.deferred_vote = Some((from, term, round));
+            self.votes.defer(from, term, round);
             self.timers.set(Timer::DeferredVote, until);
             self.drop_input(DropReason::Refused);
             return;
@@ -341,13 +255,13 @@ impl Node {
         if !self.members.is_voter(self.id) {
             return;
         }
-        self.gate.deferred_vote = None;
+        self.votes.clear_deferred();
         self.timers.stop(Timer::DeferredVote);
         if self.leader.is_some_and(|leader| leader.id != from) || self.phase != Phase::Idle {
             self.leave_role();
             self.drop_leader();
         }
-        self.cast_vote(term, from);
+        self.votes.cast(term, from);
         self.note_claim_voted(from);
         // A vote backs the lease the claimant dates from the ask it answers,
         // so it promises as an acknowledged heartbeat does.
@@ -371,7 +285,7 @@ impl Node {
     /// docs/protocol.md: R17, yield to a claim, give way to an election.
     fn yield_to(&mut self, now: Instant, claimant: NodeId) {
         let led = self.term;
-        self.gate.pending_resign = Some((led, claimant));
+        self.votes.owe_resign(led, claimant);
         let delay = self.config.resign_delay();
         if delay.is_zero() {
             self.send_pending_resign();
@@ -392,8 +306,8 @@ impl Node {
     /// winner's claim would stand in newer terms.
     pub(super) fn give_way(&mut self, now: Instant) {
         let leading = self.phase == Phase::Leading;
-        if leading && self.quorum().is_some() && self.gate.pending_resign.is_none() {
-            self.gate.pending_resign = Some((self.term, self.id));
+        if leading && self.quorum().is_some() && !self.votes.owes_resign() {
+            self.votes.owe_resign(self.term, self.id);
             // Through the timer even without a delay: this input already
             // passes the election on to the members.
             let delay = self.config.resign_delay();
@@ -415,13 +329,12 @@ impl Node {
         if self.quorum().is_none() || delay.is_zero() {
             return;
         }
-        let until = Self::after(now, delay);
-        self.gate.hold_until = Some(self.gate.hold_until.map_or(until, |held| held.max(until)));
+        self.votes.hold(Self::after(now, delay));
     }
 
     /// Ends a leadership's resign delay early: its work has stopped.
     pub(super) fn release_after_work(&mut self, now: Instant) {
-        if self.gate.hold_until.take().is_none() && self.gate.pending_resign.is_none() {
+        if !self.votes.end_hold() {
             return;
         }
         self.send_pending_resign();
@@ -434,7 +347,7 @@ impl Node {
     /// that run then. Not in this input: one input applies one rule, and
     /// stays within one message per member.
     pub(super) fn vote_when_free(&mut self, now: Instant) {
-        if self.gate.deferred_vote.is_some() {
+        if self.votes.has_deferred() {
             self.timers.set(Timer::DeferredVote, now);
         }
     }
@@ -461,8 +374,8 @@ impl Node {
             && self.is_cleared(now)
             && self.highest.is_none_or(|highest| highest.term < term)
             && self
-                .gate
-                .vote
+                .votes
+                .vote()
                 .is_none_or(|(voted, whom)| voted < term || whom == self.id)
     }
 
@@ -484,23 +397,11 @@ impl Node {
 
     /// Promises `leader` of `term` not to vote against it for a follower lease
     /// from `now`, the moment it received the request it acknowledges.
-    /// A promise to the same leader is only ever extended: a late heartbeat
-    /// of an older term must not narrow a promise made to this leader's newer
-    /// claim (a `Resign` of the older term would then release it while the
-    /// newer lease runs), nor a repeated ask shorten one.
     ///
     /// docs/protocol.md: G4, an acknowledgement is a promise.
     fn promise_to(&mut self, now: Instant, leader: NodeId, term: Term) {
-        self.promised_nothing = false;
-        let mut until = Self::after(now, self.timings.follower_lease);
-        let mut promised_term = term;
-        if let Some(((promised, newer), running)) = self.gate.promise {
-            if promised == leader && running > now {
-                promised_term = promised_term.max(newer);
-                until = until.max(running);
-            }
-        }
-        self.gate.promise = Some(((leader, promised_term), until));
+        let until = Self::after(now, self.timings.follower_lease);
+        self.votes.promise_to(now, leader, term, until);
     }
 
     /// Ack from `from` of request `round` of `term`: a vote for this node's
@@ -511,7 +412,7 @@ impl Node {
             Phase::Leading => self.leadership_term() == Some(term),
             _ => false,
         };
-        if !ours || self.gate.rounds_term != Some(term) || round >= self.next_round {
+        if !ours || !self.requests.was_sent(term, round) {
             // Another term's, or a request never sent (forged).
             self.drop_input(DropReason::Outdated);
             return;
@@ -524,42 +425,30 @@ impl Node {
     /// `round` it had not acknowledged, and extends the lease by any request
     /// that now has its quorum.
     fn count_round_ack(&mut self, from: NodeId, round: u64) {
-        let (Some(first), Some(quorum)) = (self.members.ack_round(from, round), self.quorum())
+        let (Some(first), Some(needed)) = (self.members.ack_round(from, round), self.acks_needed())
         else {
             return;
         };
-        let own = usize::from(self.members.is_voter(self.id));
-        let lease = self.timings.leader_lease;
-        let mut extended = false;
-        for slot in &mut self.gate.rounds {
-            if slot.sent_at.is_some() && slot.number >= first && slot.number <= round {
-                slot.acks += 1;
-                if slot.acks + own >= quorum {
-                    if let Some(sent_at) = slot.sent_at {
-                        let until = Self::after(sent_at, lease);
-                        if self.gate.lease_until.is_none_or(|current| until > current) {
-                            self.gate.lease_until = Some(until);
-                            extended = true;
-                        }
-                    }
-                }
-            }
-        }
+        let extended = self
+            .requests
+            .count_ack(first, round, needed, self.timings.leader_lease);
         if extended && self.phase == Phase::Leading {
             self.arm_lease_timer();
         }
     }
 
+    /// How many acknowledgements from others a request needs for a quorum
+    /// (its own vote counts too, if it votes); `None` without a quorum.
+    fn acks_needed(&self) -> Option<usize> {
+        let own = usize::from(self.members.is_voter(self.id));
+        Some(self.quorum()?.saturating_sub(own))
+    }
+
     /// A member that left no longer backs a lease: its acknowledgements are
     /// taken back from every request they were credited to.
     pub(super) fn uncount_acks_of(&mut self, member: NodeId) {
-        let Some(acked) = self.members.acked_round(member) else {
-            return;
-        };
-        for slot in &mut self.gate.rounds {
-            if slot.sent_at.is_some() && slot.number <= acked {
-                slot.acks = slot.acks.saturating_sub(1);
-            }
+        if let Some(acked) = self.members.acked_round(member) {
+            self.requests.uncount(acked);
         }
     }
 
@@ -567,40 +456,22 @@ impl Node {
     /// acknowledged by a quorum (so has every round without a quorum gate,
     /// where nothing is acknowledged).
     pub(super) fn round_has_quorum(&self, number: u64) -> bool {
-        let Some(quorum) = self.quorum() else {
-            return true;
-        };
-        let own = usize::from(self.members.is_voter(self.id));
-        self.gate.rounds.iter().any(|slot| {
-            slot.sent_at.is_some() && slot.number == number && slot.acks + own >= quorum
-        })
+        self.acks_needed()
+            .is_none_or(|needed| self.requests.has(number, needed))
     }
 
     /// The newest remembered heartbeat round sent at least a round trip before
     /// `now` (0 if none): a member that still hears this leader has
     /// acknowledged it by now.
     pub(super) fn round_due_by(&self, now: Instant) -> u64 {
-        self.gate
-            .rounds
-            .iter()
-            .filter(|slot| {
-                slot.sent_at
-                    .is_some_and(|sent| Self::after(sent, self.timings.round_trip) <= now)
-            })
-            .map(|slot| slot.number)
-            .max()
-            .unwrap_or(0)
+        self.requests.due_by(now, self.timings.round_trip)
     }
 
     /// Numbers the heartbeat round sent at `now`, the next request of the
     /// leadership of `term`, and returns its number.
     pub(super) fn record_round(&mut self, now: Instant, term: Term) -> u64 {
         if self.quorum().is_none() {
-            // Nothing is acknowledged: the rounds only count, from 1.
-            self.next_round = self.next_round.max(1);
-            let number = self.next_round;
-            self.next_round = number.saturating_add(1);
-            return number;
+            return self.requests.count_unacknowledged();
         }
         let number = self.open_request(now, term);
         if self.count_own_quorum(number) {
@@ -617,15 +488,12 @@ impl Node {
         if self.quorum().is_none_or(|quorum| own < quorum) {
             return false;
         }
-        let sent_at = self.gate.rounds[(number % ROUNDS as u64) as usize].sent_at;
-        if let Some(sent_at) = sent_at {
-            self.gate.lease_until = Some(Self::after(sent_at, self.timings.leader_lease));
-        }
+        self.requests.renew_alone(number, self.timings.leader_lease);
         true
     }
 
     fn arm_lease_timer(&mut self) {
-        if let Some(until) = self.gate.lease_until {
+        if let Some(until) = self.requests.lease_until() {
             self.timers.set(Timer::Lease, until);
         }
     }
@@ -635,7 +503,10 @@ impl Node {
     ///
     /// docs/protocol.md: G7, a lapsed lease ends the leadership; R19, its resignation.
     pub(super) fn on_lease_timeout(&mut self, now: Instant) {
-        let expired = self.gate.lease_until.is_some_and(|until| until <= now);
+        let expired = self
+            .requests
+            .lease_until()
+            .is_some_and(|until| until <= now);
         if self.phase == Phase::Leading && expired {
             self.events
                 .push_back(Event::LeaseExpired { term: self.term });
@@ -644,7 +515,7 @@ impl Node {
             // it (a leader cut off from all but a hub: the hub elects at once).
             self.broadcast_resign(self.term);
             self.resign_leadership();
-            self.gate.lease_until = None;
+            self.requests.end_lease();
             self.note_quorum_lost(now);
             self.arm_leader_timeout(now);
         }
@@ -655,7 +526,7 @@ impl Node {
     /// whose own promise to this leader it releases.
     pub(super) fn send_pending_resign(&mut self) {
         self.timers.stop(Timer::Resign);
-        let Some((led, claimant)) = self.gate.pending_resign.take() else {
+        let Some((led, claimant)) = self.votes.take_owed_resign() else {
             return;
         };
         if claimant == self.id {
@@ -673,7 +544,7 @@ impl Node {
     /// docs/protocol.md: R18, deferred votes.
     pub(super) fn cast_deferred_vote(&mut self, now: Instant) {
         self.timers.stop(Timer::DeferredVote);
-        let Some((claimant, term, round)) = self.gate.deferred_vote.take() else {
+        let Some((claimant, term, round)) = self.votes.take_deferred() else {
             return;
         };
         if self.term <= term {
@@ -692,9 +563,8 @@ impl Node {
     /// docs/protocol.md: G10, coming back.
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
-            let until = Self::after(now, self.timings.follower_lease);
-            self.gate.forgotten_until =
-                Some(self.gate.forgotten_until.map_or(until, |u| u.max(until)));
+            self.votes
+                .forget_promises(Self::after(now, self.timings.follower_lease));
         }
     }
 }

@@ -1,5 +1,6 @@
 //! [`Node`]: one member's election state machine.
 
+mod algorithm;
 mod announcement;
 mod classic;
 mod commands;
@@ -23,7 +24,7 @@ use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::config::{Algorithm, Config, ConfigError, Quorum, Timings};
+use crate::config::{Config, ConfigError, Quorum, Timings};
 use crate::driver::WorkPermit;
 use crate::event::{Event, FencingToken, Leader, Role};
 use crate::members::{Members, Membership};
@@ -507,34 +508,19 @@ impl Node {
             }
             Message::Resign { term, successor } => self.on_resign(now, from, term, successor),
             Message::Election { term } => self.on_election(now, from, term),
-            Message::Answer { term } => match self.config.algorithm() {
-                Algorithm::Classic => self.classic_on_answer(now, from, term),
-                Algorithm::Modified => self.modified_on_answer(now, from, term),
-                Algorithm::Ring => self.ring_on_answer(from, term),
-            },
-            Message::Takeover { term } => match self.config.algorithm() {
-                Algorithm::Modified => self.modified_on_takeover(now, from, term),
-                _ => self.drop_input(DropReason::Unexpected),
-            },
+            Message::Answer { term } => self.on_answer(now, from, term),
+            Message::Takeover { term } => self.on_takeover(now, from, term),
             Message::RingElection {
                 term,
                 initiator,
                 active,
-            } => match self.config.algorithm() {
-                Algorithm::Ring => self.ring_on_election(now, from, term, initiator, active),
-                _ => self.drop_input(DropReason::Unexpected),
-            },
+            } => self.on_ring_election(now, from, (term, initiator), active),
             Message::RingCoordinator {
                 term,
                 leader,
                 initiator,
                 active,
-            } => match self.config.algorithm() {
-                Algorithm::Ring => {
-                    self.ring_on_coordinator(now, from, (term, leader, initiator), active)
-                }
-                _ => self.drop_input(DropReason::Unexpected),
-            },
+            } => self.on_ring_coordinator(now, from, (term, leader, initiator), active),
             Message::Probe { term } => self.on_probe(now, from, term),
             Message::ProbeReply {
                 term,
@@ -608,11 +594,7 @@ impl Node {
                     self.on_start_unopposed(now);
                 }
             }
-            Timer::Answer => match self.config.algorithm() {
-                Algorithm::Classic => self.classic_on_answer_timeout(now),
-                Algorithm::Modified => self.modified_on_answer_timeout(now),
-                Algorithm::Ring => {}
-            },
+            Timer::Answer => self.on_answer_timeout(now),
             Timer::Coordinator => self.on_coordinator_timeout(now),
             Timer::RingHop => self.ring_on_hop_timeout(now),
             Timer::Stable => self.on_stable(now),

@@ -14,7 +14,6 @@
 //! agrees within the answer timeout, and a member that comes back to a sitting
 //! leader leads one message delay after the reminder, three in all.
 
-use crate::config::Algorithm;
 use crate::message::{NodeId, Term};
 use crate::node::{Node, Phase};
 use crate::time::Instant;
@@ -27,7 +26,7 @@ impl Node {
     /// elects by passing a token round every member, whose second pass is the
     /// announcement: a ring start still listens first.
     pub(super) fn announces_at_start(&self, rank: usize) -> bool {
-        rank == 0 && self.quorum().is_none() && self.config.algorithm() != Algorithm::Ring
+        rank == 0 && self.quorum().is_none() && self.highest_wins_unasked()
     }
 
     /// Announces this node's leadership of the next term to every member, and

@@ -46,7 +46,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::Node;
-use crate::config::Algorithm;
 use crate::event::FencingToken;
 use crate::message::{NodeId, Term};
 use crate::stats::DropReason;
@@ -406,16 +405,6 @@ impl Node {
             answer.saturating_add(self.timings.covering(probe))
         } else {
             answer
-        }
-    }
-
-    /// An Election, dispatched by algorithm (also for Elections that waited for a
-    /// probe).
-    pub(super) fn on_election(&mut self, now: Instant, from: NodeId, term: Term) {
-        match self.config.algorithm() {
-            Algorithm::Classic => self.classic_on_election(now, from, term),
-            Algorithm::Modified => self.modified_on_election(now, from, term),
-            Algorithm::Ring => self.drop_input(DropReason::Unexpected),
         }
     }
 

@@ -2,10 +2,9 @@
 //! events, the timers), joining another member's, and starting over when
 //! nothing came of it.
 
-use crate::config::Algorithm;
 use crate::event::{Event, Role};
 use crate::message::Term;
-use crate::node::{Node, Phase, modified};
+use crate::node::{Node, Phase};
 use crate::time::Instant;
 use crate::timer::Timer;
 
@@ -40,17 +39,7 @@ impl Node {
             return;
         }
         self.enter_election(term);
-        match self.config.algorithm() {
-            Algorithm::Classic => self.classic_open_election(now),
-            Algorithm::Modified => self.modified_open_election(now, modified::Ask::Everyone),
-            Algorithm::Ring => self.ring_open_election(now),
-        }
-    }
-
-    /// Modified Bully's chosen member: checks with the members above it in `term`.
-    pub(super) fn begin_check(&mut self, now: Instant, term: Term) {
-        self.enter_election(term);
-        self.modified_open_election(now, modified::Ask::Higher);
+        self.open_election(now);
     }
 
     /// What starting to run an election does whatever the algorithm: leave the
@@ -85,10 +74,7 @@ impl Node {
         self.timers.stop(Timer::LeaderTimeout);
         self.timers.stop(Timer::Stable);
         let rank = self.members.rank_below(None);
-        let mut wait = match self.config.algorithm() {
-            Algorithm::Ring => self.timings.ring_timeout(self.members.len(), rank),
-            Algorithm::Classic | Algorithm::Modified => self.timings.flag_timeout_at_rank(rank),
-        };
+        let mut wait = self.participant_wait(rank);
         if self.quorum().is_some() {
             // The winner's claim may wait for deferred votes: giving up on it
             // sooner would start a newer election over it.

@@ -85,6 +85,12 @@ impl Node {
             .set(Timer::Answer, Self::after(now, self.answer_wait()));
     }
 
+    /// The chosen member: checks with the members above it in `term`.
+    fn begin_check(&mut self, now: Instant, term: Term) {
+        self.enter_election(term);
+        self.modified_open_election(now, Ask::Higher);
+    }
+
     /// Election from `from` in `term`: raise the flag, answer if higher.
     pub(super) fn modified_on_election(&mut self, now: Instant, from: NodeId, term: Term) {
         if !self.members.is_candidate(self.id) {

@@ -34,7 +34,6 @@
 //! terms up by 2 at most).
 
 use super::Node;
-use crate::config::Algorithm;
 use crate::message::{Message, NodeId, Term};
 
 impl Node {
@@ -49,7 +48,7 @@ impl Node {
     /// docs/protocol.md: R21, the successor named in a resignation.
     pub(super) fn successor(&self) -> Option<NodeId> {
         self.quorum()?;
-        if self.config.algorithm() == Algorithm::Ring {
+        if !self.names_successor() {
             return None;
         }
         // Every caller took `now` through `Node::clock`, which recorded it.

@@ -12,6 +12,7 @@ mod heartbeat_loss;
 mod leadership;
 mod membership;
 mod modified;
+mod phase;
 mod quorum;
 mod requests;
 mod ring;
@@ -33,24 +34,9 @@ use crate::stats::{DropReason, Stats};
 use crate::time::Instant;
 use crate::timer::{Timer, TimerTable};
 
-pub use durable::DurableState;
+use phase::Phase;
 
-/// Where a node is in the protocol. `Role` is the public summary of this.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Phase {
-    /// Following `Node::leader`, or waiting to hear of one.
-    Idle,
-    /// Sent Election in `term`, waiting for answers.
-    Electing { term: Term },
-    /// Answered by a higher member in `term`, waiting for its Coordinator.
-    AwaitingCoordinator { term: Term },
-    /// With a quorum: won `term`'s election, waiting for enough acknowledgements.
-    /// Without one: announced `term` at start, waiting a round trip for a sitting
-    /// leader to object (`announcement.rs`).
-    Claiming { term: Term },
-    /// The coordinator.
-    Leading,
-}
+pub use durable::DurableState;
 
 /// One member's Bully state machine: no I/O, no clock, no threads.
 ///

@@ -45,7 +45,7 @@ impl Node {
         self.enter_election(term);
         // `Claiming` without a quorum is only this wait: the Coordinator is
         // sent, and no vote is needed.
-        self.phase = Phase::Claiming { term };
+        self.become_claiming(term);
         self.broadcast_coordinator(term);
         self.timers
             .set(Timer::Answer, Self::after(now, self.timings.answer_timeout));
@@ -88,7 +88,7 @@ impl Node {
         }
         self.timers.stop(Timer::Answer);
         self.broadcast_resign(term);
-        self.phase = Phase::Idle;
+        self.become_idle();
         self.abstaining = true;
         self.arm_leader_timeout(now);
         true

@@ -48,7 +48,7 @@ impl Node {
             self.become_leader(now);
             return;
         }
-        self.phase = Phase::Electing { term };
+        self.become_electing(term);
         self.timers
             .set(Timer::Answer, Self::after(now, self.answer_wait()));
     }
@@ -146,7 +146,7 @@ impl Node {
             Phase::Electing { term: running } if running == term => {
                 // The tutorial "What is Bully Algorithm": "sends no further messages for this election and waits
                 // for a Victory message".
-                self.phase = Phase::AwaitingCoordinator { term };
+                self.become_awaiting_coordinator(term);
                 self.timers.stop(Timer::Answer);
                 self.timers.set(
                     Timer::Coordinator,

@@ -25,7 +25,7 @@ impl Node {
             if self.role() == Role::Candidate {
                 // Nothing is left to stand in: wait as a follower, not as a
                 // candidate that no timer would ever move on.
-                self.phase = Phase::Idle;
+                self.become_idle();
                 self.timers.stop(Timer::Answer);
                 self.arm_leader_timeout(now);
             }
@@ -81,18 +81,6 @@ impl Node {
             wait = wait.saturating_add(self.claim_wait());
         }
         self.timers.set(Timer::Coordinator, Self::after(now, wait));
-    }
-
-    /// Stops leading, if it does (`SteppedDown`), or running an election of its own.
-    pub(super) fn leave_role(&mut self) {
-        match self.phase {
-            Phase::Leading => self.resign_leadership(),
-            Phase::Electing { .. } | Phase::AwaitingCoordinator { .. } | Phase::Claiming { .. } => {
-                self.phase = Phase::Idle;
-                self.timers.stop(Timer::Answer);
-            }
-            Phase::Idle => {}
-        }
     }
 
     /// Forgets the accepted leader (`LeaderLost` if it was another member).

@@ -292,48 +292,6 @@ impl Node {
         }
     }
 
-    /// The term of this node's own leadership, if it leads.
-    pub(super) fn leadership_term(&self) -> Option<Term> {
-        match (self.phase, self.leader) {
-            (Phase::Leading, Some(leader)) if leader.id == self.id => Some(leader.term),
-            _ => None,
-        }
-    }
-
-    /// Accepts `token` as the leadership to follow.
-    pub(super) fn accept(&mut self, now: Instant, token: FencingToken) {
-        if self.phase == Phase::Leading {
-            self.resign_leadership();
-        }
-        self.term = self.term.max(token.term);
-        self.leader = Some(Leader {
-            id: token.leader,
-            term: token.term,
-        });
-        self.highest = Some(token);
-        self.heartbeat_loss.new_leadership();
-        self.phase = Phase::Idle;
-        self.abstaining = false;
-        self.pending_election = None;
-        self.timers.stop(Timer::Answer);
-        self.timers.stop(Timer::Coordinator);
-        self.arm_leader_timeout(now);
-        if let Preemption::AfterStable(period) = self.config.preemption() {
-            if token.leader < self.id && !self.timers.is_armed(Timer::Stable) {
-                // In contact with a lower leader from now on: take over once that
-                // has lasted the whole period (a flapping member never gets there).
-                self.timers.set(Timer::Stable, Self::after(now, period));
-            }
-        }
-        self.stats.leaders_seen += 1;
-        self.note_leader_heard(now);
-        self.note_leader_accepted(token.leader);
-        self.events.push_back(Event::LeaderElected {
-            leader: token.leader,
-            term: token.term,
-        });
-    }
-
     /// Wins the election of the current term and announces it.
     pub(super) fn become_leader(&mut self, now: Instant) {
         self.take_leadership(now, true);
@@ -355,39 +313,6 @@ impl Node {
             Timer::Heartbeat,
             Self::after(now, self.config.heartbeat_interval()),
         );
-    }
-
-    /// Becomes the leader of the current term.
-    pub(super) fn lead(&mut self, now: Instant) {
-        let token = FencingToken {
-            term: self.term,
-            leader: self.id,
-        };
-        debug_assert!(
-            self.highest.is_none_or(|highest| token > highest),
-            "{token} is not above {:?}",
-            self.highest
-        );
-        self.phase = Phase::Leading;
-        self.pending_election = None;
-        if self.quorum().is_none() {
-            // Its heartbeat rounds count from 1; with a quorum they continue
-            // the numbers of the claim's asks (`Node::open_request`).
-            self.requests.restart_count();
-        }
-        self.note_leading();
-        self.stats.times_leader += 1;
-        self.events
-            .push_back(Event::BecameLeader { term: self.term });
-        for timer in [
-            Timer::LeaderTimeout,
-            Timer::Answer,
-            Timer::Coordinator,
-            Timer::Stable,
-        ] {
-            self.timers.stop(timer);
-        }
-        self.record_leadership(now, token);
     }
 
     /// Records this node's own leadership of `token` and tells every member the
@@ -432,7 +357,7 @@ impl Node {
     }
 
     /// Makes `token`, this node's own, the leadership it follows.
-    fn record_leadership(&mut self, now: Instant, token: FencingToken) {
+    pub(super) fn record_leadership(&mut self, now: Instant, token: FencingToken) {
         self.leader = Some(Leader {
             id: self.id,
             term: token.term,
@@ -444,22 +369,6 @@ impl Node {
             leader: self.id,
             term: token.term,
         });
-    }
-
-    /// Leaves the leader role (the caller decides what comes next).
-    pub(super) fn resign_leadership(&mut self) {
-        self.phase = Phase::Idle;
-        self.timers.stop(Timer::Heartbeat);
-        self.timers.stop(Timer::Stable);
-        if self.leader.is_some_and(|leader| leader.id == self.id) {
-            self.leader = None;
-        }
-        // Every caller took `now` through `Node::clock`, which recorded it.
-        if let Some(now) = self.latest {
-            self.hold_votes(now);
-        }
-        self.events
-            .push_back(Event::SteppedDown { term: self.term });
     }
 
     /// The leader's heartbeat round: every member, suspected or not.

@@ -80,7 +80,7 @@ impl Node {
                 self.send(to, Message::Election { term });
             }
         }
-        self.phase = Phase::Electing { term };
+        self.become_electing(term);
         self.timers
             .set(Timer::Answer, Self::after(now, self.answer_wait()));
     }
@@ -201,7 +201,7 @@ impl Node {
                     }
                 }
                 self.send(chosen, Message::Takeover { term });
-                self.phase = Phase::AwaitingCoordinator { term };
+                self.become_awaiting_coordinator(term);
                 self.timers.set(
                     Timer::Coordinator,
                     Self::after(now, self.timings.coordinator_timeout),

@@ -71,7 +71,7 @@ impl Node {
         }
         if let Some(until) = self.promised_elsewhere(now, self.id) {
             // It may not even vote for itself yet: try again once it may.
-            self.phase = Phase::Idle;
+            self.become_idle();
             self.timers.set(Timer::Coordinator, until);
             if let Some(((leader, _), _)) = self.votes.promise() {
                 let member = self.members.index_of(leader).is_some();
@@ -93,7 +93,7 @@ impl Node {
         // Its own vote needs no promise: if it wins it leads, and a leader resigns
         // before it votes for anyone else; if it does not, it granted no lease.
         self.votes.cast(term, self.id);
-        self.phase = Phase::Claiming { term };
+        self.become_claiming(term);
         self.ask_for_votes(now, term);
         self.confirm_if_quorum(now);
     }
@@ -153,7 +153,7 @@ impl Node {
     /// again after its leader timeout.
     pub(super) fn on_claim_timeout(&mut self, now: Instant) {
         if matches!(self.phase, Phase::Claiming { .. }) {
-            self.phase = Phase::Idle;
+            self.become_idle();
             self.arm_leader_timeout(now);
             // It won an election and could not gather a quorum: perhaps it does
             // not reach one. A probe tells it, and its replies then tell the

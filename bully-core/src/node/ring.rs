@@ -77,7 +77,7 @@ impl Node {
     pub(super) fn ring_open_election(&mut self, now: Instant) {
         let term = self.term;
         self.ring.best = Some((term, self.id));
-        self.phase = Phase::Electing { term };
+        self.become_electing(term);
         let token = Message::RingElection {
             term,
             initiator: self.id,
@@ -238,7 +238,7 @@ impl Node {
         if leader == self.id {
             self.pending_election = None;
             self.term = self.term.max(term);
-            self.phase = Phase::Idle;
+            self.become_idle();
             self.take_leadership(now, false);
         } else if self.quorum().is_none() {
             self.pending_election = None;
@@ -248,7 +248,7 @@ impl Node {
             // heartbeat arrive; meanwhile the pass only tells them who it will be.
             // The initiator now waits like every other member, ready to start over
             // if that leader never claims.
-            self.phase = Phase::Idle;
+            self.become_idle();
             self.join_as_participant(now, term);
         }
     }

@@ -469,7 +469,8 @@ impl Node {
         self.stats.received[message.kind()] += 1;
         // Whatever it says, the sender is alive.
         self.members.clear_suspicion(from);
-        self.note_heard_from(from);
+        self.connectivity
+            .heard_from(from, self.members.is_voter(from));
         match message {
             Message::Coordinator { term, round } => {
                 if self.quorum().is_some() {

@@ -51,7 +51,10 @@ impl Node {
         // (docs/protocol.md, G10); any other start may follow a restart that
         // lost promises.
         let owes_promises = !self.votes.promised_nothing();
-        self.note_started(now);
+        let retries_until = self
+            .quorum()
+            .map(|_| Self::after(now, self.config.leader_timeout()));
+        self.connectivity.started(retries_until);
         if owes_promises {
             self.forget_promises(now);
         }

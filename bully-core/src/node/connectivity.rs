@@ -141,6 +141,190 @@ impl Connectivity {
         }
         self.waiting.remove(&member).is_some()
     }
+
+    /// Whether it set out to take over from a lower leader and does not lead
+    /// yet (R30).
+    pub(super) fn is_taking_over(&self) -> bool {
+        self.taking_over
+    }
+
+    /// It sets out to take over from the lower leader it follows
+    /// (`Preemption::AfterStable`): its retries after a refused claim take
+    /// over too, until it leads.
+    pub(super) fn set_out_to_take_over(&mut self) {
+        self.taking_over = true;
+    }
+
+    /// It starts (`Node::start`): with a quorum, until `retries_until` (a
+    /// leader timeout on) a probe to stand that found no quorum is asked
+    /// again an answer timeout later. Processes started together by hand or
+    /// by a deploy tool come up some milliseconds apart, and a probe sent
+    /// before the others listen is lost: the highest would conclude that it
+    /// reaches no quorum and back off for a leader timeout, and a lower
+    /// member, whose staggered start waits only two answer timeouts, would
+    /// lead first, only to be taken over.
+    ///
+    /// docs/protocol.md: R4, the start's quick re-probe.
+    pub(super) fn started(&mut self, retries_until: Option<Instant>) {
+        self.start_retries_until = retries_until;
+    }
+
+    /// Whether a probe to stand that found no quorum is asked again an answer
+    /// timeout later, not after a back-off (`started`): only in the start's
+    /// first leader timeout, and only while it follows nobody (`following`).
+    pub(super) fn retries_start_probe(&self, now: Instant, following: bool) -> bool {
+        !following && self.start_retries_until.is_some_and(|until| now < until)
+    }
+
+    /// The leader it followed resigned.
+    pub(super) fn leader_resigned(&mut self, leader: NodeId) {
+        self.resigned_leader = Some(leader);
+        if let Some(probe) = self.probe.as_mut() {
+            probe.sent_before_resign = true;
+        }
+    }
+
+    /// It votes for a claim of `claimant`'s made after `claimant` told it it
+    /// resigned: a new leadership, whose heartbeats are not stale. (With A3
+    /// broken, a leader restarted without its state can lead the very token
+    /// it resigned; the members that heard the resignation would otherwise
+    /// never follow it.)
+    ///
+    /// docs/protocol.md: R21, the successor named in a resignation.
+    pub(super) fn claim_voted(&mut self, claimant: NodeId) {
+        if self.resigned_leader == Some(claimant) {
+            self.resigned_leader = None;
+        }
+    }
+
+    /// Whether `leader` told this node it resigned, and no leader was accepted
+    /// since: a heartbeat of that leadership arriving now was sent before the
+    /// resignation (links may reorder), and is stale.
+    pub(super) fn heard_resign_from(&self, leader: NodeId) -> bool {
+        self.resigned_leader == Some(leader)
+    }
+
+    /// Node `own` accepted `leader`: whatever it had concluded about standing
+    /// is over, and a takeover of a lower leader too if the leader is above it.
+    pub(super) fn leader_accepted(&mut self, leader: NodeId, own: NodeId) {
+        if leader > own {
+            self.taking_over = false;
+        }
+        self.resigned_leader = None;
+        self.election_failed = false;
+        self.cleared_until = None;
+        self.failures = 0;
+        self.quiet_until = None;
+    }
+
+    /// Without a quorum: its election ended with no leader; the next stand
+    /// probes first.
+    pub(super) fn election_failed(&mut self) {
+        self.election_failed = true;
+    }
+
+    /// Without a quorum: whether an election of its own came to nothing since
+    /// it last followed a leader, so that it probes before it stands.
+    pub(super) fn probes_before_standing(&self) -> bool {
+        self.election_failed
+    }
+
+    /// It leads: any takeover it set out on is done.
+    pub(super) fn leading(&mut self) {
+        self.taking_over = false;
+    }
+
+    /// Records that it probes about the lower leadership `token`; whether that
+    /// is news (it had not probed about it since its last leader).
+    pub(super) fn probed_against(&mut self, token: FencingToken) -> bool {
+        let news = self.probed_against != Some(token);
+        self.probed_against = Some(token);
+        news
+    }
+
+    /// Whether a probe let it stand recently enough that it may stand again
+    /// without probing.
+    pub(super) fn is_cleared(&self, now: Instant) -> bool {
+        self.cleared_until.is_some_and(|until| now < until)
+    }
+
+    /// Whether a probe is under way.
+    pub(super) fn probing(&self) -> bool {
+        self.probe.is_some()
+    }
+
+    /// Whether it may start a probe to stand now (not while one runs, nor
+    /// while it backs off after failed ones).
+    pub(super) fn may_probe(&self, now: Instant) -> bool {
+        self.probe.is_none() && self.quiet_until.is_none_or(|until| now >= until)
+    }
+
+    /// Whether a fresh probe found that it does not reach a quorum: the
+    /// verdict holds `leader_timeout`, or while it backs off before probing
+    /// again (it will not learn otherwise before then), so a member cut off
+    /// from a quorum keeps saying so, and a ring keeps it off its active list.
+    pub(super) fn known_unconnected(&self, now: Instant, leader_timeout: Duration) -> bool {
+        self.verdict.is_some_and(|verdict| {
+            let fresh = now < verdict.at.checked_add(leader_timeout).unwrap_or(verdict.at);
+            let backing_off = self
+                .quiet_until
+                .is_some_and(|until| verdict.at < until && now < until);
+            !verdict.reaches_quorum && (fresh || backing_off)
+        })
+    }
+
+    /// The leader it follows was heard from.
+    pub(super) fn leader_heard(&mut self, now: Instant) {
+        self.leader_heard_at = Some(now);
+    }
+
+    /// The lease ran out: it does not reach a quorum now; `acknowledging`,
+    /// the members that still acknowledged it, are those it heard.
+    pub(super) fn quorum_lost(
+        &mut self,
+        now: Instant,
+        acknowledging: impl Iterator<Item = NodeId>,
+    ) {
+        self.verdict = Some(Verdict {
+            reaches_quorum: false,
+            at: now,
+        });
+        self.verdict_heard.clear();
+        self.verdict_heard.extend(acknowledging);
+    }
+
+    /// A message from `from` (`voter`: it votes). If it holds that it does not
+    /// reach a quorum and `from` is a voter it did not hear when it concluded
+    /// that, the conclusion may be out of date (a member joined or came back,
+    /// a link healed): it forgets it, and its back-off, and probes when it
+    /// next needs to know. A member cut off from all but a few keeps hearing
+    /// only those, and keeps its verdict.
+    ///
+    /// docs/protocol.md: R8, the verdict's hold and the back-off.
+    pub(super) fn heard_from(&mut self, from: NodeId, voter: bool) {
+        let Some(verdict) = self.verdict else {
+            return;
+        };
+        if verdict.reaches_quorum || !voter || self.verdict_heard.binary_search(&from).is_ok() {
+            return;
+        }
+        self.verdict = None;
+        self.verdict_heard.clear();
+        self.quiet_until = None;
+        self.failures = 0;
+    }
+
+    /// It abstains (`Node::abstain_until`): a probe under way only learns, and
+    /// no earlier probe's clearance or takeover carries over to after the
+    /// abstention.
+    pub(super) fn forgo_standing(&mut self) {
+        if let Some(probe) = &mut self.probe {
+            probe.stand = false;
+            probe.takeover = false;
+        }
+        self.cleared_until = None;
+        self.taking_over = false;
+    }
 }
 
 /// What a member without a fresh verdict does with an Election it might answer.
@@ -159,7 +343,9 @@ impl Node {
     ///
     /// docs/protocol.md: R5, probe before standing.
     pub(super) fn stand(&mut self, now: Instant) {
-        if self.is_cleared(now) || (self.quorum().is_none() && !self.connectivity.election_failed) {
+        if self.connectivity.is_cleared(now)
+            || (self.quorum().is_none() && !self.connectivity.probes_before_standing())
+        {
             // The model of the sources: elect at once (a failover costs `N - 2`).
             self.begin_election(now, self.term.next());
             return;
@@ -197,123 +383,22 @@ impl Node {
         // The period it followed the lower leader, in contact, is its evidence:
         // it elects at once, and its retries after a refused claim still count
         // as a takeover (followers of the lower leader back them).
-        self.connectivity.taking_over = true;
+        self.connectivity.set_out_to_take_over();
         self.begin_election(now, self.term.next());
     }
 
-    /// Whether it set out to take over from a lower leader and does not lead yet.
-    pub(super) fn is_taking_over(&self) -> bool {
-        self.connectivity.taking_over
-    }
-
-    /// It starts (`Node::start`). Processes started together by hand or by a
-    /// deploy tool come up some milliseconds apart, and a probe sent before the
-    /// others listen is lost: the highest would conclude that it reaches no
-    /// quorum and back off for a leader timeout, and a lower member, whose
-    /// staggered start waits only two answer timeouts, would lead first, only to
-    /// be taken over. So for a leader timeout after its start a member that
-    /// found no quorum asks again an answer timeout later.
-    ///
-    /// docs/protocol.md: R4, the start's quick re-probe.
-    pub(super) fn note_started(&mut self, now: Instant) {
-        self.connectivity.start_retries_until = self
-            .quorum()
-            .is_some()
-            .then(|| Self::after(now, self.config.leader_timeout()));
-    }
-
-    /// Whether a probe to stand that found no quorum is asked again an answer
-    /// timeout later, not after a back-off (`note_started`): only in the
-    /// start's first leader timeout, and only while it follows nobody.
-    pub(super) fn retries_start_probe(&self, now: Instant) -> bool {
-        self.leader.is_none()
-            && self
-                .connectivity
-                .start_retries_until
-                .is_some_and(|until| now < until)
-    }
-
-    /// The leader it followed resigned.
-    pub(super) fn note_leader_resigned(&mut self, leader: NodeId) {
-        self.connectivity.resigned_leader = Some(leader);
-        if let Some(probe) = self.connectivity.probe.as_mut() {
-            probe.sent_before_resign = true;
-        }
-    }
-
-    /// It votes for a claim of `leader`'s made after `leader` told it it
-    /// resigned: a new leadership, whose heartbeats are not stale. (With A3
-    /// broken, a leader restarted without its state can lead the very token
-    /// it resigned; the members that heard the resignation would otherwise
-    /// never follow it.)
-    pub(super) fn note_claim_voted(&mut self, claimant: NodeId) {
-        if self.connectivity.resigned_leader == Some(claimant) {
-            self.connectivity.resigned_leader = None;
-        }
-    }
-
-    /// Whether `leader` told this node it resigned, and no leader was accepted
-    /// since: a heartbeat of that leadership arriving now was sent before the
-    /// resignation (links may reorder), and is stale.
-    pub(super) fn heard_resign_from(&self, leader: NodeId) -> bool {
-        self.connectivity.resigned_leader == Some(leader)
-    }
-
-    /// It accepted a leader: whatever it had concluded about standing is over,
-    /// and a takeover of a lower leader too if the leader is above it.
-    pub(super) fn note_leader_accepted(&mut self, leader: NodeId) {
-        if leader > self.id {
-            self.connectivity.taking_over = false;
-        }
-        self.connectivity.resigned_leader = None;
-        self.connectivity.election_failed = false;
-        self.connectivity.cleared_until = None;
-        self.connectivity.failures = 0;
-        self.connectivity.quiet_until = None;
-    }
-
-    /// Without a quorum: its election ended with no leader; the next stand
-    /// probes first.
-    pub(super) fn note_election_failed(&mut self) {
-        if self.quorum().is_none() {
-            self.connectivity.election_failed = true;
-        }
-    }
-
-    /// This node leads: any takeover it set out on is done.
-    pub(super) fn note_leading(&mut self) {
-        self.connectivity.taking_over = false;
-    }
-
-    /// Records that it probes about the lower leadership `token`; whether that
-    /// is news (it had not probed about it since its last leader).
-    pub(super) fn note_probed_against(&mut self, token: FencingToken) -> bool {
-        let news = self.connectivity.probed_against != Some(token);
-        self.connectivity.probed_against = Some(token);
-        news
-    }
-
-    /// Whether a probe let this node stand recently enough that it may stand
-    /// again without probing.
-    pub(super) fn is_cleared(&self, now: Instant) -> bool {
+    /// Whether a fresh probe found that this node does not reach a quorum
+    /// (see `Connectivity::known_unconnected`).
+    pub(super) fn known_unconnected(&self, now: Instant) -> bool {
         self.connectivity
-            .cleared_until
-            .is_some_and(|until| now < until)
+            .known_unconnected(now, self.config.leader_timeout())
     }
 
-    /// Whether a probe is under way.
-    pub(super) fn probing(&self) -> bool {
-        self.connectivity.probe.is_some()
-    }
-
-    /// Whether this node may start a probe to stand now (not while one runs, nor
-    /// while it backs off after failed ones).
-    pub(super) fn may_probe(&self, now: Instant) -> bool {
-        self.connectivity.probe.is_none()
-            && self
-                .connectivity
-                .quiet_until
-                .is_none_or(|until| now >= until)
+    /// Whether a probe to stand that found no quorum is asked again soon
+    /// (R4, `Connectivity::started`).
+    pub(super) fn retries_start_probe(&self, now: Instant) -> bool {
+        self.connectivity
+            .retries_start_probe(now, self.leader.is_some())
     }
 
     /// Whether this node, asked by a lower member's Election, may answer it now.
@@ -340,60 +425,6 @@ impl Node {
         }
     }
 
-    /// Whether a fresh probe found that this node does not reach a quorum.
-    ///
-    /// The verdict holds a leader timeout, or while the member backs off before
-    /// probing again (it will not learn otherwise before then): a member cut off
-    /// from a quorum keeps saying so, and a ring keeps it off its active list.
-    pub(super) fn known_unconnected(&self, now: Instant) -> bool {
-        self.connectivity.verdict.is_some_and(|verdict| {
-            let fresh = now < Self::after(verdict.at, self.config.leader_timeout());
-            let backing_off = self
-                .connectivity
-                .quiet_until
-                .is_some_and(|until| verdict.at < until && now < until);
-            !verdict.reaches_quorum && (fresh || backing_off)
-        })
-    }
-
-    /// The leader it follows was heard from.
-    pub(super) fn note_leader_heard(&mut self, now: Instant) {
-        self.connectivity.leader_heard_at = Some(now);
-    }
-
-    /// The lease ran out: this node does not reach a quorum now.
-    pub(super) fn note_quorum_lost(&mut self, now: Instant) {
-        self.connectivity.verdict = Some(Verdict {
-            reaches_quorum: false,
-            at: now,
-        });
-        self.connectivity.verdict_heard.clear();
-        let heard = self.members.acknowledging();
-        self.connectivity.verdict_heard.extend(heard);
-    }
-
-    /// A message from `from`: if this node holds that it does not reach a
-    /// quorum and `from` is a voter it did not hear when it concluded that, the
-    /// conclusion may be out of date (a member joined or came back, a link
-    /// healed): it forgets it, and its back-off, and probes when it next needs
-    /// to know. A member cut off from all but a few keeps hearing only those,
-    /// and keeps its verdict.
-    pub(super) fn note_heard_from(&mut self, from: NodeId) {
-        let Some(verdict) = self.connectivity.verdict else {
-            return;
-        };
-        if verdict.reaches_quorum
-            || !self.members.is_voter(from)
-            || self.connectivity.verdict_heard.binary_search(&from).is_ok()
-        {
-            return;
-        }
-        self.connectivity.verdict = None;
-        self.connectivity.verdict_heard.clear();
-        self.connectivity.quiet_until = None;
-        self.connectivity.failures = 0;
-    }
-
     /// How long an election waits for answers: with a quorum a higher member may
     /// first probe, for an answer timeout on its own clock, which may run ρ slow
     /// while this one runs ρ fast: the wait covers that probe's longest real
@@ -406,17 +437,5 @@ impl Node {
         } else {
             answer
         }
-    }
-
-    /// It abstains (`Node::abstain_until`): a probe under way only learns, and
-    /// no earlier probe's clearance or takeover carries over to after the
-    /// abstention.
-    pub(super) fn forgo_standing(&mut self) {
-        if let Some(probe) = &mut self.connectivity.probe {
-            probe.stand = false;
-            probe.takeover = false;
-        }
-        self.connectivity.cleared_until = None;
-        self.connectivity.taking_over = false;
     }
 }

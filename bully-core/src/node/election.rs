@@ -104,7 +104,9 @@ impl Node {
         if self.phase == Phase::Leading {
             return;
         }
-        self.note_election_failed();
+        if self.quorum().is_none() {
+            self.connectivity.election_failed();
+        };
         if self.may_retry_in_term(now) {
             self.begin_election(now, self.term);
         } else {

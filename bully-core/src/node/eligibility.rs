@@ -73,7 +73,7 @@ impl Node {
             self.leave_role();
             self.arm_leader_timeout(now);
         }
-        self.forgo_standing();
+        self.connectivity.forgo_standing();
         // `AfterStable`: the period restarts when the abstention ends.
         self.timers.stop(Timer::Stable);
         self.members.set_own_abstention(true);

@@ -24,11 +24,14 @@ impl Node {
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
             if round != 0 {
-                self.note_heartbeat_round(round);
+                self.record_heartbeat_round(round);
             }
             self.arm_leader_timeout(now);
-            self.note_leader_heard(now);
-            if self.quorum().is_some() && self.would_preempt(from) && self.may_probe(now) {
+            self.connectivity.leader_heard(now);
+            if self.quorum().is_some()
+                && self.would_preempt(from)
+                && self.connectivity.may_probe(now)
+            {
                 // A higher member that follows a lower leader because it could
                 // not reach a quorum: ask again, now and then, whether it can.
                 let busy = self.phase != Phase::Idle || self.timers.is_armed(Timer::Coordinator);
@@ -142,7 +145,7 @@ impl Node {
         }
         // Not asked in the election (it abstains), but told its result.
         self.members.mark_resigned(from);
-        self.note_leader_resigned(from);
+        self.connectivity.leader_resigned(from);
         let rank = if successor == Some(self.id) {
             0
         } else {
@@ -231,11 +234,11 @@ impl Node {
             && !self.timers.is_armed(Timer::Coordinator)
             // A takeover is of a lower leader: it does not keep this node from
             // following a higher one.
-            && !(self.is_taking_over() && from < self.id)
+            && !(self.connectivity.is_taking_over() && from < self.id)
             // A leader that resigned leads that term no more: its heartbeat
             // overtaken by its `Resign` must not undo the resignation (it would
             // turn a successor's probe against its own election).
-            && !self.heard_resign_from(from)
+            && !self.connectivity.heard_resign_from(from)
     }
 
     /// With a quorum: this node hears `token`, a lower member's leadership,
@@ -254,12 +257,13 @@ impl Node {
         }
         let busy = self.phase != Phase::Idle
             || self.timers.is_armed(Timer::Coordinator)
-            || self.probing()
-            || self.is_taking_over();
+            || self.connectivity.probing()
+            || self.connectivity.is_taking_over();
         if busy {
             return;
         }
-        if self.votes.vote() == Some((token.term, token.leader)) && self.note_probed_against(token)
+        if self.votes.vote() == Some((token.term, token.leader))
+            && self.connectivity.probed_against(token)
         {
             // It voted for this lower leadership's claim, which under
             // `Preemption::Always` it does only while it knows itself cut off
@@ -272,7 +276,7 @@ impl Node {
             self.accept(now, token);
             return;
         }
-        if self.may_probe(now) || self.note_probed_against(token) {
+        if self.connectivity.may_probe(now) || self.connectivity.probed_against(token) {
             self.stand(now);
         } else {
             self.accept(now, token);
@@ -404,7 +408,7 @@ impl Node {
     /// the loss-adaptive detector reads.
     ///
     /// docs/protocol.md: R26, the loss-adaptive detector.
-    fn note_heartbeat_round(&mut self, round: u64) {
+    fn record_heartbeat_round(&mut self, round: u64) {
         if !self.timings.adapt_to_loss {
             // Nothing reads the window: keeping it would only tell apart states
             // that behave alike (the model checks' states would triple).

@@ -88,8 +88,8 @@ impl Node {
             }
         }
         self.stats.leaders_seen += 1;
-        self.note_leader_heard(now);
-        self.note_leader_accepted(token.leader);
+        self.connectivity.leader_heard(now);
+        self.connectivity.leader_accepted(token.leader, self.id);
         self.events.push_back(Event::LeaderElected {
             leader: token.leader,
             term: token.term,
@@ -114,7 +114,7 @@ impl Node {
             // the numbers of the claim's asks (`Node::open_request`).
             self.requests.restart_count();
         }
-        self.note_leading();
+        self.connectivity.leading();
         self.stats.times_leader += 1;
         self.events
             .push_back(Event::BecameLeader { term: self.term });

@@ -214,7 +214,7 @@ impl Node {
             // Stand instead of voting for a lower member, if a probe says it may;
             // one that does not reach a quorum votes for it instead.
             self.term = self.term.max(term);
-            if self.role() == crate::event::Role::Follower && self.may_probe(now) {
+            if self.role() == crate::event::Role::Follower && self.connectivity.may_probe(now) {
                 self.stand(now);
             }
             return;
@@ -262,7 +262,7 @@ impl Node {
             self.drop_leader();
         }
         self.votes.cast(term, from);
-        self.note_claim_voted(from);
+        self.connectivity.claim_voted(from);
         // A vote backs the lease the claimant dates from the ask it answers,
         // so it promises as an acknowledged heartbeat does.
         self.promise_to(now, from, term);
@@ -371,7 +371,7 @@ impl Node {
         self.quorum().is_some()
             && term > Term(0)
             && self.members.is_candidate(self.id)
-            && self.is_cleared(now)
+            && self.connectivity.is_cleared(now)
             && self.highest.is_none_or(|highest| highest.term < term)
             && self
                 .votes
@@ -516,7 +516,8 @@ impl Node {
             self.broadcast_resign(self.term);
             self.resign_leadership();
             self.requests.end_lease();
-            self.note_quorum_lost(now);
+            self.connectivity
+                .quorum_lost(now, self.members.acknowledging());
             self.arm_leader_timeout(now);
         }
     }

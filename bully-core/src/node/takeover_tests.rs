@@ -23,13 +23,13 @@ fn a_takeover_ends_when_the_node_follows_a_leader_above_it_and_not_one_below() {
     let now = Instant::now();
     let mut node = after_stable(3);
     node.stand_over(now);
-    assert!(node.is_taking_over());
+    assert!(node.connectivity.is_taking_over());
     // 2, below 3: the takeover of a lower leader goes on.
-    node.note_leader_accepted(NodeId(2));
-    assert!(node.is_taking_over());
+    node.connectivity.leader_accepted(NodeId(2), NodeId(3));
+    assert!(node.connectivity.is_taking_over());
     // 4, above 3: nothing left to take over.
-    node.note_leader_accepted(NodeId(4));
-    assert!(!node.is_taking_over());
+    node.connectivity.leader_accepted(NodeId(4), NodeId(3));
+    assert!(!node.connectivity.is_taking_over());
 }
 
 #[test]
@@ -37,9 +37,9 @@ fn a_takeover_ends_when_the_node_leads() {
     let now = Instant::now();
     let mut node = after_stable(3);
     node.stand_over(now);
-    assert!(node.is_taking_over());
-    node.note_leading();
-    assert!(!node.is_taking_over());
+    assert!(node.connectivity.is_taking_over());
+    node.connectivity.leading();
+    assert!(!node.connectivity.is_taking_over());
 }
 
 #[test]
@@ -63,6 +63,9 @@ fn a_probe_that_lets_the_node_stand_clears_it_for_a_follower_lease_and_two_answe
     assert_eq!(node.term(), Term(term.0 + 1), "4 stood");
     let config = node.config().clone();
     let until = now + config.follower_lease() + config.answer_timeout() * 2;
-    assert!(node.is_cleared(until - Duration::from_nanos(1)));
-    assert!(!node.is_cleared(until));
+    assert!(
+        node.connectivity
+            .is_cleared(until - Duration::from_nanos(1))
+    );
+    assert!(!node.connectivity.is_cleared(until));
 }

@@ -2,20 +2,26 @@
 
 mod algorithm;
 mod announcement;
+mod claim;
 mod classic;
 mod commands;
 mod connectivity;
+mod detector;
 mod durable;
 mod election;
 mod eligibility;
 mod heartbeat_loss;
 mod leadership;
+mod lease;
 mod membership;
 mod modified;
+mod permit;
 mod phase;
 mod quorum;
 mod requests;
+mod resignation;
 mod ring;
+mod step;
 mod succession;
 #[cfg(test)]
 mod takeover_tests;
@@ -25,14 +31,13 @@ use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::config::{Config, ConfigError, Quorum, Timings};
-use crate::driver::WorkPermit;
+use crate::config::{Config, ConfigError, Timings};
 use crate::event::{Event, FencingToken, Leader, Role};
 use crate::members::{Members, Membership};
-use crate::message::{Message, NodeId, Term, Transmit};
-use crate::stats::{DropReason, Stats};
+use crate::message::{NodeId, Term, Transmit};
+use crate::stats::Stats;
 use crate::time::Instant;
-use crate::timer::{Timer, TimerTable};
+use crate::timer::TimerTable;
 
 use phase::Phase;
 
@@ -309,127 +314,6 @@ impl Node {
         }
     }
 
-    /// Until when this node's own leadership is guaranteed exclusive: with a quorum
-    /// gate, while it leads, the end of its lease (dated from the send time of the
-    /// latest claim or heartbeat round a quorum acknowledged, shortened by the clock
-    /// drift margin of [`Config::leader_lease`]). No other member can be elected
-    /// before this instant, so work that only the leader may do is safe until then;
-    /// stop it earlier, by at least the time the work needs to notice.
-    ///
-    /// `None` when this node does not lead, and always without a quorum: the Bully
-    /// algorithm of the sources promises nothing about exclusivity, and two members can lead at
-    /// once on the two sides of a partition.
-    ///
-    /// Each acknowledged round moves it later; if it passes without renewal the
-    /// node emits [`Event::LeaseExpired`] and steps down.
-    ///
-    /// ```
-    /// use std::time::{Duration, Instant};
-    /// use bully_core::{Config, Message, Node, NodeId, Quorum};
-    /// let config = Config::default().with_quorum(Quorum::Majority);
-    /// let mut node = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], config.clone())?;
-    /// let now = Instant::now();
-    /// node.start(now);
-    /// // After a start it votes for nobody (itself included) for a follower
-    /// // lease, and stands only then.
-    /// assert!(node.poll_transmit().is_none());
-    /// let later = now + config.follower_lease() + Duration::from_millis(1);
-    /// node.handle_timeout(later);
-    /// // It probes before it stands: 1 and 2 reply that they follow nobody.
-    /// let probe = node.poll_transmit().unwrap().message;
-    /// let reply = Message::ProbeReply { term: probe.term(), leader: None, cut_off: false };
-    /// node.handle_message(later, NodeId(1), reply.clone());
-    /// node.handle_message(later, NodeId(2), reply);
-    /// while let Some(transmit) = node.poll_transmit() {
-    ///     // Member 2 votes for the claim: with 3's own vote, a majority.
-    ///     if transmit.to == NodeId(2) {
-    ///         if let Message::Coordinator { term, round } = transmit.message {
-    ///             // The vote names the ask it answers.
-    ///             node.handle_message(later, NodeId(2), Message::Ack { term, round });
-    ///         }
-    ///     }
-    /// }
-    /// let until = node.exclusive_until().expect("it leads with a quorum");
-    /// assert!(until <= later + config.leader_lease());
-    /// # Ok::<(), bully_core::ConfigError>(())
-    /// ```
-    pub fn exclusive_until(&self) -> Option<Instant> {
-        self.leadership_term()?;
-        self.quorum()?;
-        self.requests.lease_until()
-    }
-
-    /// Whether this node may do work only the leader may do at `now`, stopping
-    /// `margin` before its lease runs out: a [`WorkPermit`], the fencing token to
-    /// do it under and the instant the permission ends unless a quorum renews the lease (`None`
-    /// without a quorum: it ends only when the leadership does). `None` when it
-    /// may not. The drivers' `Leadership` is this, re-read after every input.
-    ///
-    /// The margin is at least the resign delay
-    /// ([`Config::with_resign_delay`](crate::Config::with_resign_delay)), the
-    /// time work told to stop is given to stop (the hold): a
-    /// shorter one would let work run past the lease, into a successor's.
-    ///
-    /// ```
-    /// use std::time::{Duration, Instant};
-    /// use bully_core::{Config, DurableState, Node, NodeId, Quorum};
-    ///
-    /// let config = Config::default().with_quorum(Quorum::Majority);
-    /// // A new cluster of one (a first boot: it votes for itself at once).
-    /// let state = DurableState::first_boot();
-    /// let mut node = Node::with_durable_state(NodeId(1), [NodeId(1)], config.clone(), state)?;
-    /// let now = Instant::now();
-    /// node.start_election(now);
-    /// let margin = config.default_lease_margin();
-    /// let permit = node.may_work_until(now, margin).expect("alone, it leads");
-    /// assert_eq!(permit.token.leader, NodeId(1));
-    /// let until = permit.until.expect("with a quorum the permission has an end");
-    /// assert_eq!(until, node.exclusive_until().unwrap() - margin);
-    /// assert!(node.may_work_until(until, margin).is_none(), "not at its end");
-    /// # Ok::<(), bully_core::ConfigError>(())
-    /// ```
-    pub fn may_work_until(&self, now: Instant, margin: Duration) -> Option<WorkPermit> {
-        let leader = self.leader.filter(|leader| leader.id == self.id)?;
-        if self.role() != Role::Leader {
-            return None;
-        }
-        let token = leader.token();
-        if self.config.quorum() == Quorum::None {
-            return Some(WorkPermit { token, until: None });
-        }
-        let margin = margin.max(self.config.resign_delay());
-        let until = self.exclusive_until()?.checked_sub(margin)?;
-        (now < until).then_some(WorkPermit {
-            token,
-            until: Some(until),
-        })
-    }
-
-    /// What this node's safety core holds now: its term, vote, promise,
-    /// lease and the rest that the invariants of
-    /// [`invariants`](crate::invariants) read (docs/protocol.md, "The safety
-    /// core").
-    pub fn safety(&self) -> crate::invariants::SafetyState {
-        crate::invariants::SafetyState {
-            id: self.id,
-            term: self.term,
-            highest: self.highest,
-            vote: self.votes.vote(),
-            promise: self
-                .votes
-                .promise()
-                .map(|((to, term), until)| crate::invariants::Promise { to, term, until }),
-            votes_for_nobody_until: self.votes.votes_for_nobody_until(),
-            hold_until: self.votes.hold_until(),
-            leading: self.leadership_term(),
-            lease_until: self.exclusive_until(),
-            first_boot: self.votes.promised_nothing(),
-            quorum: self.quorum(),
-            voter: self.members.is_voter(self.id),
-            follower_lease: self.timings.follower_lease,
-        }
-    }
-
     /// The highest term this node has seen or started. Never decreases.
     pub fn term(&self) -> Term {
         self.term
@@ -443,189 +327,5 @@ impl Node {
     /// [`Config::failover_bound`] for this node's cluster size.
     pub fn failover_bound(&self) -> Duration {
         self.config.failover_bound(self.members.len())
-    }
-
-    /// Feeds a message that member `from` sent.
-    ///
-    /// Never fails: input that is malformed, forged, stale or unexpected is dropped
-    /// and counted in [`Stats::dropped`].
-    ///
-    /// docs/protocol.md: G1, terms only move up; a message too far ahead is dropped.
-    pub fn handle_message(&mut self, now: Instant, from: NodeId, message: Message) {
-        let now = self.clock(now);
-        if from == self.id {
-            self.drop_input(DropReason::FromSelf);
-            return;
-        }
-        if self.members.index_of(from).is_none() {
-            self.drop_input(DropReason::NotMember);
-            return;
-        }
-        let limit = self.term.0.saturating_add(self.config.max_term_lead());
-        if message.term().0 > limit {
-            self.drop_input(DropReason::TermTooFarAhead);
-            return;
-        }
-        self.stats.received[message.kind()] += 1;
-        // Whatever it says, the sender is alive.
-        self.members.clear_suspicion(from);
-        self.connectivity
-            .heard_from(from, self.members.is_voter(from));
-        match message {
-            Message::Coordinator { term, round } => {
-                if self.quorum().is_some() {
-                    self.on_claim(now, from, term, round);
-                } else {
-                    self.object_to_announcement(from, term);
-                    self.on_leadership(now, from, term, 0);
-                }
-            }
-            Message::Heartbeat { term, round } => {
-                self.on_leadership(now, from, term, round);
-                if self.quorum().is_some() {
-                    self.acknowledge_heartbeat(now, from, term, round);
-                }
-            }
-            Message::Ack { term, round } => {
-                if self.quorum().is_some() {
-                    self.on_ack(now, from, term, round);
-                } else {
-                    self.drop_input(DropReason::Unexpected);
-                }
-            }
-            Message::Resign { term, successor } => self.on_resign(now, from, term, successor),
-            Message::Election { term } => self.on_election(now, from, term),
-            Message::Answer { term } => self.on_answer(now, from, term),
-            Message::Takeover { term } => self.on_takeover(now, from, term),
-            Message::RingElection {
-                term,
-                initiator,
-                active,
-            } => self.on_ring_election(now, from, (term, initiator), active),
-            Message::RingCoordinator {
-                term,
-                leader,
-                initiator,
-                active,
-            } => self.on_ring_coordinator(now, from, (term, leader, initiator), active),
-            Message::Probe { term } => self.on_probe(now, from, term),
-            Message::ProbeReply {
-                term,
-                leader,
-                cut_off,
-            } => self.on_probe_reply(now, from, term, (leader, cut_off)),
-        }
-    }
-
-    /// Does the work of every timer that has expired at `now`. Calling it early is a
-    /// harmless no-op.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        let now = self.clock(now);
-        for timer in Timer::ALL {
-            if self.timers.take_expired(timer, now) {
-                self.on_timer(now, timer);
-            }
-        }
-    }
-
-    /// The next message to send, until `None`.
-    pub fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.transmits.pop_front()
-    }
-
-    /// The next event, until `None`.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
-    }
-
-    /// When [`handle_timeout`](Node::handle_timeout) next has work to do: the
-    /// earliest armed timer.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next_timeout()
-    }
-
-    /// How many timers [`handle_timeout(now)`](Node::handle_timeout) would fire:
-    /// those armed for `now` or earlier (an instant before the latest one this
-    /// node has seen counts as that one, as every input does). Zero when the call
-    /// would be a no-op.
-    ///
-    /// The output bound is per expired timer (see [`Node`]): a fuzzer or a test
-    /// reads this before `handle_timeout` to know what the call may send. The
-    /// work of a timer arms timers only for later instants (every delay is
-    /// positive), so this is the number of timers the call fires.
-    ///
-    /// ```
-    /// use std::time::Instant;
-    /// use bully_core::{Config, Node, NodeId};
-    /// let mut node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default())?;
-    /// let now = Instant::now();
-    /// node.start(now);
-    /// assert_eq!(node.expired_timers(now), 0, "nothing is due yet");
-    /// let due = node.poll_timeout().expect("it waits for something");
-    /// assert_eq!(node.expired_timers(due), 1);
-    /// # Ok::<(), bully_core::ConfigError>(())
-    /// ```
-    pub fn expired_timers(&self, now: Instant) -> usize {
-        let now = self.latest.map_or(now, |latest| latest.max(now));
-        self.timers.expired(now)
-    }
-
-    fn on_timer(&mut self, now: Instant, timer: Timer) {
-        match timer {
-            Timer::Heartbeat => self.send_heartbeats(now),
-            Timer::LeaderTimeout => self.on_leader_timeout(now),
-            Timer::Answer if matches!(self.phase, Phase::Claiming { .. }) => {
-                if self.quorum().is_some() {
-                    self.on_claim_timeout(now);
-                } else {
-                    self.on_start_unopposed(now);
-                }
-            }
-            Timer::Answer => self.on_answer_timeout(now),
-            Timer::Coordinator => self.on_coordinator_timeout(now),
-            Timer::RingHop => self.ring_on_hop_timeout(now),
-            Timer::Stable => self.on_stable(now),
-            Timer::Lease => self.on_lease_timeout(now),
-            Timer::Probe => self.conclude_probe(now),
-            Timer::DeferredVote => self.cast_deferred_vote(now),
-            Timer::Resign => self.send_pending_resign(),
-            Timer::Abstain => self.on_abstention_end(now),
-        }
-    }
-
-    fn send(&mut self, to: NodeId, message: Message) {
-        debug_assert!(to != self.id, "a node never sends to itself");
-        self.stats.sent[message.kind()] += 1;
-        self.transmits.push_back(Transmit { to, message });
-    }
-
-    fn drop_input(&mut self, reason: DropReason) {
-        self.stats.dropped[reason] += 1;
-    }
-
-    fn clock(&mut self, now: Instant) -> Instant {
-        let now = match self.latest {
-            Some(latest) if latest > now => latest,
-            None => {
-                // Its first input: a node not declared a first boot may have
-                // promised something before it restarted, and votes for
-                // nobody for a follower lease from now, even before its
-                // start.
-                self.latest = Some(now);
-                if !self.votes.promised_nothing() {
-                    self.forget_promises(now);
-                }
-                now
-            }
-            _ => now,
-        };
-        self.latest = Some(now);
-        now
-    }
-
-    fn after(now: Instant, delay: Duration) -> Instant {
-        // `Config::validate` caps every delay far below `Instant`'s range; the
-        // fallback only keeps a pathological platform from panicking.
-        now.checked_add(delay).unwrap_or(now)
     }
 }

@@ -7,6 +7,7 @@ mod classic;
 mod commands;
 mod connectivity;
 mod detector;
+mod dispatch;
 mod durable;
 mod election;
 mod eligibility;

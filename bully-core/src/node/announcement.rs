@@ -55,10 +55,7 @@ impl Node {
     /// nobody else's, and this node leads it.
     ///
     /// docs/protocol.md: G15, without a quorum, the announcement waits.
-    pub(super) fn on_start_unopposed(&mut self, now: Instant) {
-        let Phase::Claiming { term } = self.phase else {
-            return;
-        };
+    pub(super) fn on_start_unopposed(&mut self, now: Instant, term: Term) {
         if term != self.term {
             // A newer term reached it while it waited: the announced one is
             // not the term it would lead now, and the newer one it never

@@ -96,14 +96,12 @@ impl Node {
     /// Too few acknowledged the claim in time: this node names no leader and tries
     /// again after its leader timeout.
     pub(super) fn on_claim_timeout(&mut self, now: Instant) {
-        if matches!(self.phase, Phase::Claiming { .. }) {
-            self.become_idle();
-            self.arm_leader_timeout(now);
-            // It won an election and could not gather a quorum: perhaps it does
-            // not reach one. A probe tells it, and its replies then tell the
-            // members (a ring that passes it its token would elect it again).
-            self.start_probe(now, false);
-        }
+        self.become_idle();
+        self.arm_leader_timeout(now);
+        // It won an election and could not gather a quorum: perhaps it does
+        // not reach one. A probe tells it, and its replies then tell the
+        // members (a ring that passes it its token would elect it again).
+        self.start_probe(now, false);
     }
 
     /// Claiming: leads once a quorum acknowledged one of its asks and the

@@ -160,9 +160,6 @@ impl Node {
 
     /// Nobody above answered in time: they are all suspected, and this node wins.
     pub(super) fn classic_on_answer_timeout(&mut self, now: Instant) {
-        if !matches!(self.phase, Phase::Electing { .. }) {
-            return;
-        }
         for index in 0..self.members.higher().len() {
             let to = self.members.higher()[index];
             self.members.suspect(to);

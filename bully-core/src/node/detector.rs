@@ -2,7 +2,7 @@
 //! follower's leader timeout, staggered by rank (R1) and lengthened by the
 //! rounds it missed (R26), and what it does when the timeout fires.
 
-use super::{Node, Phase};
+use super::Node;
 use crate::message::Message;
 use crate::time::Instant;
 use crate::timer::Timer;
@@ -84,7 +84,7 @@ impl Node {
     /// The leader has been silent for the whole timeout (or, after a non-preempting
     /// start, no leader was heard at all): suspect it and elect.
     pub(super) fn on_leader_timeout(&mut self, now: Instant) {
-        if self.phase != Phase::Idle || self.pending_election.is_some() {
+        if self.pending_election.is_some() {
             // An election is under way: its own timers decide.
             return;
         }

@@ -4,7 +4,7 @@
 
 use crate::event::{Event, Role};
 use crate::message::Term;
-use crate::node::{Node, Phase};
+use crate::node::Node;
 use crate::time::Instant;
 use crate::timer::Timer;
 
@@ -101,9 +101,6 @@ impl Node {
     /// a new term, or with a quorum in the same term while nobody has used it
     /// (see `may_retry_in_term`).
     pub(super) fn on_coordinator_timeout(&mut self, now: Instant) {
-        if self.phase == Phase::Leading {
-            return;
-        }
         if self.quorum().is_none() {
             self.connectivity.election_failed();
         };

@@ -119,7 +119,7 @@ impl Node {
     /// rank's stagger.
     ///
     /// docs/protocol.md: G8, releasing a promise.
-    pub(super) fn on_resign(
+    pub(super) fn follower_on_resign(
         &mut self,
         now: Instant,
         from: NodeId,
@@ -129,13 +129,13 @@ impl Node {
         // It stopped leading before it said so (after its resign delay, if
         // it has one): its lease, which a promise to it protected, is void.
         let released = self.votes.release(from, term);
-        if released && self.phase == Phase::Idle && self.timers.is_armed(Timer::Coordinator) {
+        if released && self.timers.is_armed(Timer::Coordinator) {
             // A claim of its own waited for that promise's end: it may claim
             // now.
             self.timers.set(Timer::Coordinator, now);
         }
         let resigned = FencingToken { term, leader: from };
-        if self.phase != Phase::Idle || self.leader.map(Leader::token) != Some(resigned) {
+        if self.leader.map(Leader::token) != Some(resigned) {
             if released {
                 self.vote_when_free(now);
             } else {
@@ -154,6 +154,17 @@ impl Node {
         self.elect_at_rank(now, rank);
         if released {
             self.vote_when_free(now);
+        }
+    }
+
+    /// `Resign` from `from` of `term`, to a node that does not follow: it
+    /// releases a promise to `from` for that leadership, if any (G8), and
+    /// nothing else.
+    pub(super) fn on_resign_elsewhere(&mut self, now: Instant, from: NodeId, term: Term) {
+        if self.votes.release(from, term) {
+            self.vote_when_free(now);
+        } else {
+            self.drop_input(DropReason::Outdated);
         }
     }
 
@@ -291,7 +302,7 @@ impl Node {
         let lower_leader = self.leader.is_some_and(|leader| leader.id < self.id);
         // An abstaining node takes over only once its abstention ends (which
         // starts the stable period again).
-        if self.phase == Phase::Idle && lower_leader && self.members.is_candidate(self.id) {
+        if lower_leader && self.members.is_candidate(self.id) {
             self.stand_over(now);
         }
     }

@@ -57,14 +57,10 @@ impl Node {
 
     /// Ack from `from` of request `round` of `term`: a vote for this node's
     /// claim, or an acknowledgement of its leadership's heartbeat round.
+    /// The phase asked for acknowledgements of `term` (`dispatch.rs`).
     pub(super) fn on_ack(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
-        let ours = match self.phase {
-            Phase::Claiming { term: claimed } => claimed == term,
-            Phase::Leading => self.leadership_term() == Some(term),
-            _ => false,
-        };
-        if !ours || !self.requests.was_sent(term, round) {
-            // Another term's, or a request never sent (forged).
+        if !self.requests.was_sent(term, round) {
+            // A request never sent (forged), or of an older claim of `term`'s.
             self.drop_input(DropReason::Outdated);
             return;
         }
@@ -158,7 +154,7 @@ impl Node {
             .requests
             .lease_until()
             .is_some_and(|until| until <= now);
-        if self.phase == Phase::Leading && expired {
+        if expired {
             self.events
                 .push_back(Event::LeaseExpired { term: self.term });
             // Tell whoever still hears it that it no longer leads, so that they

@@ -180,9 +180,7 @@ impl Node {
 
     /// The collecting step's answer timeout.
     pub(super) fn modified_on_answer_timeout(&mut self, now: Instant) {
-        if matches!(self.phase, Phase::Electing { .. }) {
-            self.modified_hand_over(now);
-        }
+        self.modified_hand_over(now);
     }
 
     /// The end of a collecting step: tell the highest responder to take over, or,

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{Node, Phase};
+use super::Node;
 use crate::event::Event;
 use crate::message::{Message, NodeId, Transmit};
 use crate::stats::DropReason;
@@ -39,50 +39,7 @@ impl Node {
         self.members.clear_suspicion(from);
         self.connectivity
             .heard_from(from, self.members.is_voter(from));
-        match message {
-            Message::Coordinator { term, round } => {
-                if self.quorum().is_some() {
-                    self.on_claim(now, from, term, round);
-                } else {
-                    self.object_to_announcement(from, term);
-                    self.on_leadership(now, from, term, 0);
-                }
-            }
-            Message::Heartbeat { term, round } => {
-                self.on_leadership(now, from, term, round);
-                if self.quorum().is_some() {
-                    self.acknowledge_heartbeat(now, from, term, round);
-                }
-            }
-            Message::Ack { term, round } => {
-                if self.quorum().is_some() {
-                    self.on_ack(now, from, term, round);
-                } else {
-                    self.drop_input(DropReason::Unexpected);
-                }
-            }
-            Message::Resign { term, successor } => self.on_resign(now, from, term, successor),
-            Message::Election { term } => self.on_election(now, from, term),
-            Message::Answer { term } => self.on_answer(now, from, term),
-            Message::Takeover { term } => self.on_takeover(now, from, term),
-            Message::RingElection {
-                term,
-                initiator,
-                active,
-            } => self.on_ring_election(now, from, (term, initiator), active),
-            Message::RingCoordinator {
-                term,
-                leader,
-                initiator,
-                active,
-            } => self.on_ring_coordinator(now, from, (term, leader, initiator), active),
-            Message::Probe { term } => self.on_probe(now, from, term),
-            Message::ProbeReply {
-                term,
-                leader,
-                cut_off,
-            } => self.on_probe_reply(now, from, term, (leader, cut_off)),
-        }
+        self.step(now, from, message);
     }
 
     /// Does the work of every timer that has expired at `now`. Calling it early is a
@@ -136,29 +93,6 @@ impl Node {
     pub fn expired_timers(&self, now: Instant) -> usize {
         let now = self.latest.map_or(now, |latest| latest.max(now));
         self.timers.expired(now)
-    }
-
-    pub(super) fn on_timer(&mut self, now: Instant, timer: Timer) {
-        match timer {
-            Timer::Heartbeat => self.send_heartbeats(now),
-            Timer::LeaderTimeout => self.on_leader_timeout(now),
-            Timer::Answer if matches!(self.phase, Phase::Claiming { .. }) => {
-                if self.quorum().is_some() {
-                    self.on_claim_timeout(now);
-                } else {
-                    self.on_start_unopposed(now);
-                }
-            }
-            Timer::Answer => self.on_answer_timeout(now),
-            Timer::Coordinator => self.on_coordinator_timeout(now),
-            Timer::RingHop => self.ring_on_hop_timeout(now),
-            Timer::Stable => self.on_stable(now),
-            Timer::Lease => self.on_lease_timeout(now),
-            Timer::Probe => self.conclude_probe(now),
-            Timer::DeferredVote => self.cast_deferred_vote(now),
-            Timer::Resign => self.send_pending_resign(),
-            Timer::Abstain => self.on_abstention_end(now),
-        }
     }
 
     pub(super) fn send(&mut self, to: NodeId, message: Message) {

@@ -128,7 +128,7 @@ pub enum Event {
         term: Term,
     },
     /// With a quorum: this node's lease (see
-    /// [`Node::exclusive_until`](crate::Node::exclusive_until)) ran out before a
+    /// [`Node::lease_until`](crate::Node::lease_until)) ran out before a
     /// quorum acknowledged a newer heartbeat round, so it can no longer be sure that
     /// nobody else leads. `SteppedDown` follows in the same input. Work tied to the
     /// leadership should have stopped before this instant, not at it.

@@ -14,6 +14,7 @@ pub mod invariants;
 mod members;
 mod message;
 mod node;
+mod permit;
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
@@ -31,5 +32,6 @@ pub use fencing::{Fenced, FencingGuard};
 pub use members::Membership;
 pub use message::{Message, MessageKind, NodeId, Term, Transmit};
 pub use node::{DurableState, Node};
+pub use permit::{Permit, PermitChange};
 pub use stats::{DropCounts, DropReason, MessageCounts, Stats};
 pub use time::Instant;

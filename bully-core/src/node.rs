@@ -56,11 +56,13 @@ pub use durable::DurableState;
 ///   [`poll_timeout`](Node::poll_timeout) passes.
 /// - **Commands**: [`start`](Node::start) at boot or recovery,
 ///   [`start_election`](Node::start_election).
-/// - **Outputs**: [`poll_transmit`](Node::poll_transmit),
-///   [`poll_event`](Node::poll_event), [`poll_timeout`](Node::poll_timeout).
+/// - **Outputs**: [`poll_permit`](Node::poll_permit),
+///   [`poll_transmit`](Node::poll_transmit), [`poll_event`](Node::poll_event),
+///   [`poll_timeout`](Node::poll_timeout).
 ///
-/// **The rule**: after any input or command, drain `poll_transmit` until `None`,
-/// then `poll_event` until `None`, then read `poll_timeout` and call
+/// **The rule**: after any input or command, drain `poll_permit` until `None`
+/// (work that must stop is told before anything else happens), then
+/// `poll_transmit`, then `poll_event`, then read `poll_timeout` and call
 /// `handle_timeout` when that instant comes. The crate docs show the loop.
 ///
 /// Every mutating call takes `now`. Time never goes backwards inside a node: an
@@ -81,7 +83,8 @@ pub use durable::DurableState;
 /// **Copies and comparison.** A `Node` is `Clone` (a snapshot, to explore what
 /// would happen), and `Eq` and `Hash` compare the protocol state: everything but
 /// the counters of [`stats`](Node::stats), which record the past and decide
-/// nothing, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
+/// nothing, what [`poll_permit`](Node::poll_permit) last told, derived from the
+/// lease and from what was polled, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
 /// explored (`tests/model.rs`).
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -130,6 +133,8 @@ pub struct Node {
     heartbeat_loss: heartbeat_loss::HeartbeatLoss,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
+    /// The permit to work as `poll_permit` last told it (`permit.rs`).
+    published: permit::Published,
 }
 
 impl Node {
@@ -163,6 +168,11 @@ impl Node {
             leader_timeout_memo: _,
             heartbeat_loss,
             connectivity,
+            // What the driver was told of the permit: derived from the lease
+            // and from what was polled, it decides nothing the protocol does
+            // (as `stats` records what happened), so two nodes that differ
+            // only in what their drivers read are one state to a model checker.
+            published: _,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
@@ -240,6 +250,7 @@ impl Node {
             leader_timeout_memo: None,
             heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
             connectivity: connectivity::Connectivity::default(),
+            published: permit::Published::default(),
         }
     }
 

@@ -11,18 +11,21 @@ use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering, lock, wait_until};
 /// One leadership of this node, as a scope for work only the leader may do: the
 /// fencing token to hand to storage, and a flag raised when the work must stop.
 ///
-/// The flag is raised as soon as the node stops leading, or, with a quorum, as
-/// soon as its guarantee of exclusive leadership is about to lapse: the driver
-/// arms its own deadline at [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus the lease margin
-/// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
-/// a quorum renews the lease. So, under a quorum, work that stops within the
+/// It is the node's [`Permit`](bully_core::Permit) as a live scope: the flag is
+/// raised when the node says the permit ended
+/// ([`PermitChange::Ended`](bully_core::PermitChange::Ended)): as soon as the
+/// node stops leading, or, with a quorum, as soon as its guarantee of exclusive
+/// leadership is about to lapse, at
+/// [`Node::lease_until`](bully_core::Node::lease_until) minus the lease margin
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)), moved
+/// later each time a quorum renews the lease. So, under a quorum, work that stops within the
 /// margin stops before any other member can be elected. Without a quorum there is
 /// no such guarantee: the flag only follows what this node believes, and the two
 /// sides of a partition can both lead, and both work, at once.
 ///
 /// A raised flag is never lowered. If the lease is renewed after its margin ran
-/// out (a late acknowledgement), the driver opens a new `Leadership` with the same
-/// fencing token.
+/// out (a late acknowledgement), the node starts a new permit, and the driver
+/// opens a new `Leadership`, with the same fencing token.
 ///
 /// Cheap to clone and to send to other threads. Get one from
 /// [`Handle::leadership`](crate::Handle::leadership), or let
@@ -96,8 +99,8 @@ impl Leadership {
     }
 
     /// The instant at which the flag is raised unless a quorum renews the lease
-    /// first: [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus
-    /// the lease margin, as of the latest renewal. `None` without a quorum (the
+    /// first: the permit's end ([`Permit::until`](bully_core::Permit::until)),
+    /// as of the latest renewal. `None` without a quorum (the
     /// flag then follows the node's belief only), and once the leadership ended.
     ///
     /// For a watchdog outside the driver (another process, say) that must stop

@@ -3,8 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use bully_core::Leader;
-use bully_core::driver::PermitChange;
+use bully_core::{Leader, PermitChange};
 
 use crate::error::DriverError;
 use crate::leadership::Leadership;
@@ -144,7 +143,7 @@ impl LeaderWatch {
     /// [`Leadership::is_current`] (or block in [`Leadership::wait_ended`]) and
     /// return promptly once it is `false`. With a quorum the flag is raised before
     /// any other member can be elected, by the lease margin
-    /// ([`Builder::lease_margin`](crate::Builder::lease_margin)): work that stops
+    /// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)): work that stops
     /// within the margin never overlaps another leadership's. Without a quorum
     /// there is no such guarantee: a partitioned old leader keeps working while
     /// the other side elects.
@@ -234,24 +233,25 @@ impl Publisher {
         self.cell.changed.notify_all();
     }
 
-    /// Brings the published leadership in line with the node's permission to
-    /// work: ends the open one and opens the next, or moves its end.
+    /// Carries out one change of the node's permit to work: opens a
+    /// leadership, moves its end, or ends it.
     pub(crate) fn publish_permit(&mut self, change: PermitChange) {
         match change {
-            PermitChange::Same => {}
-            PermitChange::Renew(until) => {
+            PermitChange::Renewed(permit) => {
                 if let Some(open) = &self.open {
-                    open.renew(until);
+                    open.renew(permit.until);
                 }
             }
-            PermitChange::Replace(permit) => {
+            PermitChange::Started(_) | PermitChange::Ended(_) => {
                 let mut state = lock(&self.cell.state);
                 // Ended under the cell's lock too, so that a waiter for the next
                 // leadership never sees the old one still current.
                 if let Some(open) = self.open.take() {
                     open.end();
                 }
-                self.open = permit.map(|permit| Leadership::open(permit.token, permit.until));
+                if let PermitChange::Started(permit) = change {
+                    self.open = Some(Leadership::open(permit.token, permit.until));
+                }
                 state.leadership = self.open.clone();
                 drop(state);
                 self.cell.changed.notify_all();

@@ -3,8 +3,7 @@
 
 use std::time::Instant;
 
-use bully_core::FencingToken;
-use bully_core::driver::{PermitChange, WorkPermit};
+use bully_core::{FencingToken, Permit, PermitChange};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -12,19 +11,21 @@ use tokio_util::sync::CancellationToken;
 /// fencing token to hand to storage, and a signal that fires when the work must
 /// stop.
 ///
-/// The signal fires as soon as the node stops leading, or, with a quorum, as soon
-/// as its guarantee of exclusive leadership is about to lapse: the driver arms its
-/// own deadline at [`Node::exclusive_until`](bully_core::Node::exclusive_until)
-/// minus the lease margin
-/// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
-/// a quorum renews the lease. So, under a quorum, the work stops before any other
-/// member can be elected. Without a quorum there is no such guarantee: the signal
-/// only follows what this node believes, and the two sides of a partition can
-/// both lead, and both work, at once.
+/// It is the node's [`Permit`] as a live scope: the signal fires when the
+/// node says the permit ended ([`PermitChange::Ended`]): as soon as the node
+/// stops leading, or, with a quorum, as soon as its guarantee of exclusive
+/// leadership is about to lapse, at
+/// [`Node::lease_until`](bully_core::Node::lease_until) minus the lease margin
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)),
+/// moved later each time a quorum renews the lease. So, under a quorum, the
+/// work stops before any other member can be elected. Without a quorum there
+/// is no such guarantee: the signal only follows what this node believes, and
+/// the two sides of a partition can both lead, and both work, at once.
 ///
 /// A leadership whose signal fired never becomes current again. If the lease is
-/// renewed after its margin ran out (a late acknowledgement), the driver opens a
-/// new `Leadership` with the same fencing token.
+/// renewed after its margin ran out (a late acknowledgement), the node starts a
+/// new permit, and the driver opens a new `Leadership`, with the same fencing
+/// token.
 ///
 /// Get one from [`Handle::leadership`](crate::Handle::leadership), or let
 /// [`Handle::run_while_leader`](crate::Handle::run_while_leader) run work in each.
@@ -81,8 +82,7 @@ impl Leadership {
     }
 
     /// The instant at which the signal fires unless a quorum renews the lease
-    /// first: [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus the lease margin, as of the latest
-    /// renewal. `None` without a quorum (the signal then follows the node's belief
+    /// first: the permit's end ([`Permit::until`]), as of the latest renewal. `None` without a quorum (the signal then follows the node's belief
     /// only), and once the leadership ended.
     ///
     /// For a watchdog outside the driver (another process, say) that must stop the
@@ -110,9 +110,8 @@ impl Leadership {
     }
 }
 
-/// The driver's side: opens and ends the published [`Leadership`] as the
-/// node's permission to work changes ([`PermitChange`], from
-/// `bully_core::driver`).
+/// The driver's side: opens, renews and ends the published [`Leadership`] as
+/// the node says its permit to work changes ([`PermitChange`]).
 #[derive(Debug)]
 pub(crate) struct Leaderships {
     publish: watch::Sender<Option<Leadership>>,
@@ -133,27 +132,25 @@ impl Leaderships {
         )
     }
 
-    /// Brings the published leadership in line with the node's permission.
+    /// Carries out one change of the node's permit.
     pub(crate) fn apply(&mut self, change: PermitChange) {
         match change {
-            PermitChange::Same => {}
-            PermitChange::Replace(permit) => {
+            PermitChange::Started(Permit { token, until }) => {
                 self.end();
-                if let Some(WorkPermit { token, until }) = permit {
-                    let (deadline, receiver) = watch::channel(until);
-                    self.until = Some(deadline);
-                    self.publish.send_replace(Some(Leadership {
-                        token,
-                        ended: CancellationToken::new(),
-                        until: receiver,
-                    }));
-                }
+                let (deadline, receiver) = watch::channel(until);
+                self.until = Some(deadline);
+                self.publish.send_replace(Some(Leadership {
+                    token,
+                    ended: CancellationToken::new(),
+                    until: receiver,
+                }));
             }
-            PermitChange::Renew(until) => {
+            PermitChange::Renewed(Permit { until, .. }) => {
                 if let Some(deadline) = &self.until {
                     deadline.send_replace(until);
                 }
             }
+            PermitChange::Ended(_) => self.end(),
         }
     }
 

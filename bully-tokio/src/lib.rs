@@ -37,10 +37,12 @@
 //! # Work only the leader may do
 //!
 //! [`Handle::leadership`] waits until this node leads and returns a
-//! [`Leadership`]: the fencing token, and a signal that fires when the leadership
-//! ends or, with a quorum, [`Builder::lease_margin`] before its lease
-//! ([`Node::exclusive_until`](bully_core::Node::exclusive_until)) runs out, so the
-//! work stops before any other member can be elected.
+//! [`Leadership`]: the node's permit to work as a scope, with the fencing token
+//! and a signal that fires when the node says the permit ended: when the
+//! leadership ends or, with a quorum, the lease margin
+//! ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)) before
+//! its lease ([`Node::lease_until`](bully_core::Node::lease_until)) runs out, so
+//! the work stops before any other member can be elected.
 //! [`Handle::run_while_leader`] runs a job in each leadership and cancels it at
 //! the signal. Without a quorum there is no such guarantee: a leader cut off from
 //! the others keeps leading, and working, while they elect another.

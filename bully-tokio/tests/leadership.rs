@@ -18,11 +18,10 @@ fn config(quorum: Quorum) -> Config {
 
 /// Three members whose leaderships end `margin` before their lease.
 fn cluster(quorum: Quorum, margin: Duration) -> MemCluster {
-    let mut cluster = MemCluster::stopped(MemNetwork::new(), 3, config(quorum));
+    let config = config(quorum).with_lease_margin(margin);
+    let mut cluster = MemCluster::stopped(MemNetwork::new(), 3, config);
     for id in 1..=3 {
-        cluster.start_with(id, |node, transport| {
-            Builder::new().lease_margin(margin).spawn(node, transport)
-        });
+        cluster.start_with(id, |node, transport| Builder::new().spawn(node, transport));
     }
     cluster
 }

@@ -3,7 +3,7 @@
 //! leader, and does overlap without one.
 //!
 //! Five hosts run the real driver over turmoil's UDP (wire frames, HMAC), with the
-//! driver's default lease margin (`Config::default_lease_margin`: a quarter of the
+//! default lease margin (`Config::default_lease_margin`: a quarter of the
 //! leader's lease). Every host runs a job in each of its leaderships and logs the
 //! job's interval, in turmoil's simulated time, with the leadership's fencing
 //! token. Each story starts with 5 leading and working, does something to it, and

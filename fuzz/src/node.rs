@@ -38,7 +38,7 @@ const MAX_INPUTS: usize = 512;
 /// `handle_timeout` at most that many per timer that had expired
 /// (`Node::expired_timers`; none at all, and no event, when none had), after
 /// `handle_timeout(now)` the next deadline is `None` or later than `now`, and
-/// `Node::exclusive_until` is set only while the node leads with a quorum,
+/// `Node::lease_until` is set only while the node leads with a quorum,
 /// never reaches past the latest claim or heartbeat round it sent plus
 /// `Config::leader_lease`, and never moves back within one leadership.
 pub fn node(data: &[u8]) {
@@ -348,7 +348,7 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     seen.lease.check(LeaseView {
         leading,
         quorum: node.config().quorum() != Quorum::None,
-        until: node.exclusive_until(),
+        until: node.lease_until(),
         lease: node.config().leader_lease(),
         quorum_size: safety.quorum.map(|quorum| (quorum, safety.voter)),
     });

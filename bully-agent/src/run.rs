@@ -269,7 +269,7 @@ async fn serve(
         let leadership = tokio::select! {
             biased;
             () = shutdown.cancelled() => break 0,
-            leadership = view.handle.leadership(Duration::MAX) => match leadership {
+            leadership = view.handle.permit(Duration::MAX) => match leadership {
                 Ok(leadership) => leadership,
                 Err(error) => {
                     tracing::error!(%error, "the node stopped");

@@ -38,7 +38,7 @@ pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
 /// Write the state somewhere that survives a restart and pass it back to
 /// [`Node::with_durable_state`](bully_core::Node::with_durable_state) when the process starts again: the restarted node
 /// then resumes from its term (and, with a quorum, its vote) instead of announcing
-/// a stale leadership. `persist` runs on the driver thread, so keep it short; it
+/// a stale permit. `persist` runs on the driver thread, so keep it short; it
 /// is not called for the state the node was created with.
 ///
 /// # Panics
@@ -57,7 +57,7 @@ where
 
 /// Settings for [`spawn`]: how many events a slow reader may fall behind, and
 /// how often the receiver thread checks for shutdown. The lease margin of a
-/// [`Leadership`](crate::Leadership) is the node's own
+/// [`Permit`](crate::Permit) is the node's own
 /// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)).
 #[derive(Clone, Debug)]
 pub struct Builder {

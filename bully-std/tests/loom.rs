@@ -356,7 +356,7 @@ fn a_waiter_is_woken_by_a_leader_or_by_the_shutdown() {
 }
 
 /// Node 1 of {1, 2} hears nothing, so its answer timer makes it leader. A worker
-/// thread holds the `Leadership` and blocks on its end while the application
+/// thread holds the `Permit` and blocks on its end while the application
 /// steps the node down. In every interleaving: the flag is raised before
 /// `step_down` returns (so code that stepped down knows the work was told), the
 /// worker is woken (never left blocked), and no leadership is open afterwards.
@@ -375,7 +375,7 @@ fn the_leadership_signal_races_a_step_down() {
             .spawn(node(1, &[1, 2]), wire)
             .unwrap();
         let leadership = handle
-            .leadership(Duration::MAX)
+            .permit(Duration::MAX)
             .expect("1 leads once its answer timer expires");
         assert_eq!(leadership.token().leader, NodeId(1));
 
@@ -394,7 +394,7 @@ fn the_leadership_signal_races_a_step_down() {
             "step_down returned with the work not told"
         );
         assert_eq!(
-            handle.leadership(Duration::ZERO).unwrap_err(),
+            handle.permit(Duration::ZERO).unwrap_err(),
             DriverError::Timeout,
             "a leadership is open after the step-down"
         );
@@ -442,7 +442,7 @@ fn the_permits_end_wakes_a_blocked_worker_with_no_other_change() {
             .leader_watch()
             .wait_for(Duration::MAX, |leader| leader.is_some())
             .unwrap();
-        match handle.leadership(Duration::ZERO) {
+        match handle.permit(Duration::ZERO) {
             Ok(leadership) => {
                 let worker = loom::thread::spawn(move || {
                     let blocked = leadership.is_current();

@@ -7,7 +7,7 @@ use tracing::Instrument;
 
 use crate::driver::Driver;
 use crate::handle::Handle;
-use crate::leadership::Leaderships;
+use crate::permit::Permits;
 use crate::transport::Transport;
 
 /// Starts a task that runs `node` over `transport`, with the [`Builder`]'s
@@ -34,7 +34,7 @@ pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
 /// Write the state somewhere that survives a restart, and pass it back to
 /// [`Node::with_durable_state`](bully_core::Node::with_durable_state) when the process starts again: the restarted node
 /// then resumes from its term (and, with a quorum, its vote) instead of announcing
-/// a stale leadership. `persist` runs on the driver's task, so keep it short (the
+/// a stale permit. `persist` runs on the driver's task, so keep it short (the
 /// state is two small integers); it is not called for the state the node was
 /// created with.
 ///
@@ -50,7 +50,7 @@ where
 }
 
 /// Settings for [`spawn`]: how many events a slow subscriber may fall behind.
-/// The lease margin of a [`Leadership`](crate::Leadership) is the node's own
+/// The lease margin of a [`Permit`](crate::Permit) is the node's own
 /// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)).
 ///
 /// ```
@@ -117,7 +117,7 @@ impl Builder {
         let (commands, command_rx) = mpsc::channel(16);
         let (leader_tx, leader) = watch::channel(None);
         let (event_tx, events) = broadcast::channel(self.settings.event_capacity);
-        let (leaderships, leadership) = Leaderships::new();
+        let (leaderships, leadership) = Permits::new();
         let driver = Driver {
             core: DriverCore::new(node, persist),
             transport,

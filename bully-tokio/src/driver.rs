@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::ChangeError;
-use crate::leadership::Leaderships;
+use crate::permit::Permits;
 use crate::transport::{Transport, TransportError};
 
 /// After this many `recv` errors in a row, the driver stops calling `recv` until
@@ -49,7 +49,7 @@ pub(crate) struct Driver<T> {
     pub(crate) commands: mpsc::Receiver<Command>,
     pub(crate) leader: watch::Sender<Option<Leader>>,
     pub(crate) events: broadcast::Sender<Event>,
-    pub(crate) leaderships: Leaderships,
+    pub(crate) leaderships: Permits,
 }
 
 /// The transport as the table of peers a [`Change`] reaches.

@@ -1,17 +1,18 @@
-//! [`Leadership`]: this node's leadership as a scope for work, and the driver's
-//! side that opens and ends it.
+//! [`Permit`]: this node's permit to do the leader's work, as a live scope,
+//! and the driver's side that opens, renews and ends it.
 
 use std::time::Instant;
 
-use bully_core::{FencingToken, Permit, PermitChange};
+use bully_core::{FencingToken, PermitChange};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// One leadership of this node, as a scope for work only the leader may do: the
+/// This node's permit to do work only the leader may do, as a live scope: the
 /// fencing token to hand to storage, and a signal that fires when the work must
 /// stop.
 ///
-/// It is the node's [`Permit`] as a live scope: the signal fires when the
+/// It is the node's [`bully_core::Permit`], kept current by the driver: the
+/// signal fires when the
 /// node says the permit ended ([`PermitChange::Ended`]): as soon as the node
 /// stops leading, or, with a quorum, as soon as its guarantee of exclusive
 /// leadership is about to lapse, at
@@ -22,12 +23,12 @@ use tokio_util::sync::CancellationToken;
 /// is no such guarantee: the signal only follows what this node believes, and
 /// the two sides of a partition can both lead, and both work, at once.
 ///
-/// A leadership whose signal fired never becomes current again. If the lease is
+/// A permit whose signal fired never becomes current again. If the lease is
 /// renewed after its margin ran out (a late acknowledgement), the node starts a
-/// new permit, and the driver opens a new `Leadership`, with the same fencing
+/// new permit, and the driver opens a new `Permit`, with the same fencing
 /// token.
 ///
-/// Get one from [`Handle::leadership`](crate::Handle::leadership), or let
+/// Get one from [`Handle::permit`](crate::Handle::permit), or let
 /// [`Handle::run_while_leader`](crate::Handle::run_while_leader) run work in each.
 ///
 /// ```
@@ -39,13 +40,13 @@ use tokio_util::sync::CancellationToken;
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
 /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
-/// let leadership = handle.leadership(Duration::MAX).await?;
-/// // Code that takes a CancellationToken stops with the leadership.
-/// let cancel = leadership.cancellation_token();
+/// let permit = handle.permit(Duration::MAX).await?;
+/// // Code that takes a CancellationToken stops with the permit.
+/// let cancel = permit.cancellation_token();
 /// let job = tokio::spawn(async move {
 ///     let mut writes = 0;
 ///     while !cancel.is_cancelled() {
-///         writes += 1; // a write fenced with the leadership's token
+///         writes += 1; // a write fenced with the permit's token
 ///         tokio::time::sleep(Duration::from_millis(100)).await;
 ///     }
 ///     writes
@@ -56,20 +57,20 @@ use tokio_util::sync::CancellationToken;
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
-pub struct Leadership {
+pub struct Permit {
     token: FencingToken,
     ended: CancellationToken,
     until: watch::Receiver<Option<Instant>>,
 }
 
-impl Leadership {
-    /// The fencing token `(term, leader)` of this leadership: pass it with every
+impl Permit {
+    /// The fencing token `(term, leader)` of this permit: pass it with every
     /// write, so that storage refuses a deposed leader's.
     pub fn token(&self) -> FencingToken {
         self.token
     }
 
-    /// Whether the work may go on: `false` once the leadership ended or its
+    /// Whether the work may go on: `false` once the permit ended or its
     /// guarantee is about to lapse.
     pub fn is_current(&self) -> bool {
         !self.ended.is_cancelled()
@@ -82,12 +83,13 @@ impl Leadership {
     }
 
     /// The instant at which the signal fires unless a quorum renews the lease
-    /// first: the permit's end ([`Permit::until`]), as of the latest renewal. `None` without a quorum (the signal then follows the node's belief
-    /// only), and once the leadership ended.
+    /// first: the permit's end ([`bully_core::Permit::until`]), as of the latest
+    /// renewal. `None` without a quorum (the signal then follows the node's
+    /// belief only), and once the permit ended.
     ///
     /// For a watchdog outside the driver (another process, say) that must stop the
     /// work on time even if this process stops being scheduled: hand it this
-    /// deadline after every renewal ([`deadlines`](Leadership::deadlines)).
+    /// deadline after every renewal ([`deadlines`](Permit::deadlines)).
     pub fn deadline(&self) -> Option<Instant> {
         if self.is_current() {
             *self.until.borrow()
@@ -96,35 +98,35 @@ impl Leadership {
         }
     }
 
-    /// [`deadline`](Leadership::deadline) as a `watch`: `changed().await`
-    /// completes at each renewal, and with an error once the leadership ended.
+    /// [`deadline`](Permit::deadline) as a `watch`: `changed().await`
+    /// completes at each renewal, and with an error once the permit ended.
     pub fn deadlines(&self) -> watch::Receiver<Option<Instant>> {
         self.until.clone()
     }
 
     /// The signal as a `CancellationToken` (tokio-util's, re-exported here), for
     /// code that takes one. It is a child token: cancelling it stops only what
-    /// holds it, not the leadership.
+    /// holds it, not the permit.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.ended.child_token()
     }
 }
 
-/// The driver's side: opens, renews and ends the published [`Leadership`] as
-/// the node says its permit to work changes ([`PermitChange`]).
+/// The driver's side: opens, renews and ends the published [`Permit`] as
+/// the node says its permit changes ([`PermitChange`]).
 #[derive(Debug)]
-pub(crate) struct Leaderships {
-    publish: watch::Sender<Option<Leadership>>,
-    /// The current leadership's deadline; replaced with each new leadership, so
+pub(crate) struct Permits {
+    publish: watch::Sender<Option<Permit>>,
+    /// The current permit's deadline; replaced with each new permit, so
     /// an ended one's receivers see the channel close.
     until: Option<watch::Sender<Option<Instant>>>,
 }
 
-impl Leaderships {
-    pub(crate) fn new() -> (Leaderships, watch::Receiver<Option<Leadership>>) {
+impl Permits {
+    pub(crate) fn new() -> (Permits, watch::Receiver<Option<Permit>>) {
         let (publish, receiver) = watch::channel(None);
         (
-            Leaderships {
+            Permits {
                 publish,
                 until: None,
             },
@@ -135,17 +137,17 @@ impl Leaderships {
     /// Carries out one change of the node's permit.
     pub(crate) fn apply(&mut self, change: PermitChange) {
         match change {
-            PermitChange::Started(Permit { token, until }) => {
+            PermitChange::Started(bully_core::Permit { token, until }) => {
                 self.end();
                 let (deadline, receiver) = watch::channel(until);
                 self.until = Some(deadline);
-                self.publish.send_replace(Some(Leadership {
+                self.publish.send_replace(Some(Permit {
                     token,
                     ended: CancellationToken::new(),
                     until: receiver,
                 }));
             }
-            PermitChange::Renewed(Permit { until, .. }) => {
+            PermitChange::Renewed(bully_core::Permit { until, .. }) => {
                 if let Some(deadline) = &self.until {
                     deadline.send_replace(until);
                 }
@@ -154,7 +156,7 @@ impl Leaderships {
         }
     }
 
-    /// Ends the current leadership, if any.
+    /// Ends the current permit, if any.
     pub(crate) fn end(&mut self) {
         if let Some(leadership) = self.publish.send_replace(None) {
             leadership.ended.cancel();
@@ -163,7 +165,7 @@ impl Leaderships {
     }
 }
 
-impl Drop for Leaderships {
+impl Drop for Permits {
     /// A driver that stops, however it stops, ends the work.
     fn drop(&mut self) {
         self.end();

@@ -112,7 +112,7 @@ struct Shared {
 }
 
 /// One host's software: a node over (lossy) turmoil UDP, and a job in each
-/// leadership.
+/// permit.
 async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmoil::Result {
     let rng = shared.seed ^ (id.0 << 32) ^ incarnation.0;
     let lossy = |socket| LossySocket::new(socket, shared.loss.clone(), rng, shared.dropped.clone());
@@ -137,7 +137,7 @@ async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmo
         // A job that needs time to stop once told (a child process's grace
         // period): it cannot simply be dropped, so it runs on the leadership
         // itself and says when it has stopped.
-        while let Ok(leadership) = handle.leadership(Duration::MAX).await {
+        while let Ok(leadership) = handle.permit(Duration::MAX).await {
             let index = log.start(id, leadership.token(), sim_now());
             let end = EndOnDrop {
                 log: log.clone(),

@@ -20,7 +20,6 @@ mod permit;
 mod phase;
 mod quorum;
 mod requests;
-mod resignation;
 mod ring;
 mod step;
 mod succession;

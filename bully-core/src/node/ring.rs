@@ -35,20 +35,30 @@ use crate::timer::Timer;
 /// A token this node passed on and whose acknowledgement it awaits.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct PendingHop {
-    pub(super) to: NodeId,
-    pub(super) message: Message,
+    to: NodeId,
+    message: Message,
 }
 
 /// The ring's state inside a [`Node`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(super) struct RingState {
     /// The token passed on and not yet acknowledged.
-    pub(super) hop: Option<PendingHop>,
+    hop: Option<PendingHop>,
     /// The strongest `(term, initiator)` token passed on.
-    pub(super) best: Option<(Term, NodeId)>,
+    best: Option<(Term, NodeId)>,
 }
 
 impl RingState {
+    /// Whether the token in hand was last passed to `member`.
+    pub(super) fn handed_to(&self, member: NodeId) -> bool {
+        self.hop.as_ref().is_some_and(|hop| hop.to == member)
+    }
+
+    /// Drops the token in hand: an election of this node's own starts over.
+    pub(super) fn drop_hop(&mut self) {
+        self.hop = None;
+    }
+
     /// `member` left the cluster: a token it started will never come back to it,
     /// so the hop in hand is dropped (this node's own timeouts start over), and
     /// otherwise it leaves the token's active list, so that nobody concludes it

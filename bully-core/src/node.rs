@@ -18,9 +18,11 @@ mod membership;
 mod modified;
 mod permit;
 mod phase;
+mod probe;
 mod quorum;
 mod requests;
 mod ring;
+mod standing;
 mod step;
 mod succession;
 #[cfg(test)]

@@ -45,15 +45,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::Node;
 use crate::event::FencingToken;
 use crate::message::{NodeId, Term};
 use crate::time::Instant;
 
-mod probe;
-mod standing;
 #[cfg(test)]
 mod tests;
+mod verdict;
+
+pub(super) use verdict::Standing;
 
 /// The most a member backs off between failed probes, in leader timeouts.
 const MAX_BACKOFF: u32 = 4;
@@ -335,5 +335,3 @@ pub(super) enum Backing {
     /// Unknown: the Election waits for a probe.
     Wait,
 }
-
-impl Node {}

@@ -11,6 +11,7 @@ mod dispatch;
 mod durable;
 mod election;
 mod eligibility;
+mod failure_detector;
 mod heartbeat_loss;
 mod leadership;
 mod lease;
@@ -121,14 +122,8 @@ pub struct Node {
     /// Claiming or leading: its numbered requests for acknowledgement and the
     /// lease they give (`requests.rs`).
     requests: requests::Requests,
-    /// The leader timeout last armed and the rank and missed heartbeats it was
-    /// computed for, so that re-arming the detector on every heartbeat costs a
-    /// comparison rather than `Timings::leader_timeout_after_loss`'s `Duration`
-    /// arithmetic: 36 instructions, 8 % of a follower's heartbeat (the
-    /// `instructions/` crate's `heartbeat`).
-    leader_timeout_memo: Option<(usize, u32, Duration)>,
-    /// The followed leader's recent heartbeat rounds that went missing.
-    heartbeat_loss: heartbeat_loss::HeartbeatLoss,
+    /// The failure detector: the leader's missed rounds and the timeout.
+    detector: failure_detector::FailureDetector,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
 }
@@ -160,15 +155,13 @@ impl Node {
             ring,
             votes,
             requests,
-            // A cache of what the configuration gives for a rank.
-            leader_timeout_memo: _,
-            heartbeat_loss,
+            detector,
             connectivity,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, votes, requests, heartbeat_loss),
+            (modified, ring, votes, requests, detector),
             (connectivity,),
         )
     }
@@ -238,8 +231,7 @@ impl Node {
             ring: ring::RingState::default(),
             votes: votes::Votes::default(),
             requests: requests::Requests::default(),
-            leader_timeout_memo: None,
-            heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
+            detector: failure_detector::FailureDetector::default(),
             connectivity: connectivity::Connectivity::default(),
         }
     }

@@ -24,7 +24,7 @@ impl Node {
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
             if round != 0 {
-                self.record_heartbeat_round(round);
+                self.detector.heard_round(&self.timings, round);
             }
             self.arm_leader_timeout(now);
             self.connectivity.leader_heard(now);

@@ -118,7 +118,7 @@ impl Node {
     /// leader named it its `successor` (see `succession.rs`), else after its
     /// rank's stagger.
     ///
-    /// docs/protocol.md: G8, releasing a promise.
+    /// Releases by G8 (`Votes::release`), then R20 and R21.
     pub(super) fn follower_on_resign(
         &mut self,
         now: Instant,

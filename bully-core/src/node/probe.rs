@@ -31,7 +31,7 @@ impl Node {
     /// Probes, meaning to stand if `stand` (else only to learn whether it
     /// reaches a quorum, for the Elections waiting below).
     ///
-    /// docs/protocol.md: R5, probe before standing.
+    /// R5 decides when (`standing.rs`); this sends the probe.
     pub(super) fn start_probe(&mut self, now: Instant, stand: bool) {
         if !self.connectivity.open_probe(self.term, stand) {
             return;

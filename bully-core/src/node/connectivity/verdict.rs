@@ -56,7 +56,7 @@ impl Connectivity {
     /// takes on the purposes of a later request instead. Returns whether a new
     /// probe was opened (and must be sent).
     ///
-    /// docs/protocol.md: R5, probe before standing.
+    /// R5 decides when (`node/standing.rs`).
     pub(in crate::node) fn open_probe(&mut self, term: Term, stand: bool) -> bool {
         if let Some(probe) = self.probe.as_mut() {
             probe.stand |= stand;
@@ -104,7 +104,7 @@ impl Connectivity {
             // resignation naming itself: it leads again (with A3 broken, a
             // leader restarted without its state can lead the very term it
             // resigned, and claims nothing this member would vote for anew).
-            // Its heartbeats are news, not stale (docs/protocol.md: R21).
+            // Its heartbeats are news, not stale (R21).
             self.resigned_leader = None;
         }
         if leader == Some(from) && from < own && term > probe.term {
@@ -121,7 +121,8 @@ impl Connectivity {
     /// for a leader timeout, and whether the prober stands. `leader` is the
     /// leader it follows; `follower`: it is idle (it stands only then).
     ///
-    /// docs/protocol.md: R6, the highest goes first; R11, the join rule.
+    /// R6 (`Node::heard_leader`) and R11 (`election_under_way_below`) decide
+    /// whether it yields.
     pub(in crate::node) fn conclude(
         &mut self,
         now: Instant,
@@ -240,7 +241,7 @@ impl Connectivity {
     /// `Some(reaches_quorum)` from a verdict newer than `leader_timeout`, or
     /// `None` after recording the Election to answer when a probe concludes.
     ///
-    /// docs/protocol.md: R7, answer only if it could lead.
+    /// R7 decides what the answer does (`Node::backing`).
     pub(in crate::node) fn backs(
         &mut self,
         now: Instant,

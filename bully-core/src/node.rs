@@ -1,4 +1,35 @@
 //! [`Node`]: one member's election state machine.
+//!
+//! How it reads, for someone about to change the protocol
+//! (docs/protocol.md numbers the rules; each is tagged once, in its home):
+//!
+//! - **An input's path.** `step.rs` takes every message and timer, applies
+//!   the guards all inputs share (G1), and `dispatch.rs` hands it to the
+//!   table of the node's phase (`step_leader`, `step_claimant`,
+//!   `step_candidate`, `step_follower`), as raft-rs's `step` does. Every
+//!   change of phase is in `phase.rs`.
+//! - **The safety core, as types that own their state:** `votes.rs`
+//!   (`Votes`: the vote, promises, the hold, coming back, the first boot:
+//!   G3 to G5, G8 to G10, G12), `requests.rs` (`Requests`: numbered requests
+//!   and the lease, G6), `durable.rs` (G11, G12); the node's rules that use
+//!   them: `claim.rs` (votes for a claim, G14, R13 to R18), `lease.rs`
+//!   (acknowledgements, G7, R19), `quorum.rs` (the hold's length, coming
+//!   back), `leadership.rs` (following and fencing, G2, G13, R9, R10, R20
+//!   to R25), `succession.rs` (resigning, R17, R21), `permit.rs` (what a
+//!   leadership allows).
+//! - **Connectivity** (R4 to R12): `Connectivity` owns the probe and its
+//!   verdict (`connectivity.rs`, `connectivity/verdict.rs`); the node sends,
+//!   replies and acts on a conclusion in `probe.rs`, and stands in
+//!   `standing.rs`.
+//! - **Detection:** `FailureDetector` (`failure_detector.rs`, R26, over
+//!   `heartbeat_loss.rs`) says how long the leader timeout is; `detector.rs`
+//!   arms it, acts when it fires, and sends the leader's rounds (R1, R27).
+//! - **The sources' algorithms** differ in one place, `algorithm.rs`, which
+//!   hands an input to `classic.rs`, `modified.rs` (R31) or `ring.rs` (R32);
+//!   what they share is `election.rs` and, without a quorum, the start's
+//!   announcement in `announcement.rs` (R3, G15).
+//! - **Commands and policies:** `commands.rs` (start, elect, step down, work
+//!   stopped, suspect), `membership.rs`, `eligibility.rs` (abstention, R29).
 
 mod algorithm;
 mod announcement;

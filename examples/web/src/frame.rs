@@ -6,8 +6,9 @@
 use bully_core::{MessageKind, NodeId, Role};
 use serde::Serialize;
 
+use crate::clock::MAX_TIME_US;
 use crate::explain::{Explanation, explain};
-use crate::scenario::{MAX_TIME_US, QuorumChoice};
+use crate::scenario::QuorumChoice;
 use crate::session::{Session, micros};
 
 /// One frame, serialized to JSON for the page.

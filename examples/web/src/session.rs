@@ -9,12 +9,11 @@ use std::time::Duration;
 use bully_core::sim::{SimError, Simulation, TraceEntry};
 use bully_core::{Message, MessageKind, NodeId, Role};
 
+use crate::clock::MAX_TIME_US;
 use crate::episode::{self, Episode};
 use crate::error::WebError;
 use crate::frame::Frame;
-use crate::scenario::{
-    Action, MAX_TIME_US, QuorumChoice, SCENARIO_VERSION, Scenario, Settings, Timed,
-};
+use crate::scenario::{Action, QuorumChoice, SCENARIO_VERSION, Scenario, Settings, Timed};
 
 /// One page's cluster and its history.
 #[derive(Debug)]

@@ -252,6 +252,17 @@ impl Members {
         self.acked_round.keys().copied()
     }
 
+    /// The highest candidate but `own` that acknowledged request `due` of the
+    /// current claim and leadership, or a later one: who a resignation names
+    /// to elect first (docs/protocol.md, R21).
+    pub(crate) fn highest_candidate_acknowledging(&self, own: NodeId, due: u64) -> Option<NodeId> {
+        self.ids().iter().rev().copied().find(|&id| {
+            id != own
+                && self.is_candidate(id)
+                && self.acked_round(id).is_some_and(|acked| acked >= due)
+        })
+    }
+
     /// The latest request of the current claim and leadership `id`
     /// acknowledged, if any.
     pub(crate) fn acked_round(&self, id: NodeId) -> Option<u64> {

@@ -1,4 +1,36 @@
 //! [`Node`]: one member's election state machine.
+//!
+//! How it reads, for someone about to change the protocol
+//! (docs/protocol.md numbers the rules; each is tagged once, in its home):
+//!
+//! - **An input's path.** `step.rs` takes every message and timer, applies
+//!   the guards all inputs share (G1), and `dispatch.rs` hands it to the
+//!   table of the node's phase (`step_leader`, `step_claimant`,
+//!   `step_candidate`, `step_follower`), as raft-rs's `step` does. Every
+//!   change of phase is in `phase.rs`.
+//! - **The safety core, as types that own their state:** `votes.rs`
+//!   (`Votes`: the vote, promises, the hold, coming back, the first boot:
+//!   G3 to G5, G8 to G10, G12), `requests.rs` (`Requests`: numbered requests
+//!   and the lease, G6), `durable.rs` (G11, G12); the node's rules that use
+//!   them: `claim.rs` (votes for a claim, G14, R13 to R18), `lease.rs`
+//!   (acknowledgements, G7, R19), `quorum.rs` (the hold's length, coming
+//!   back), `leadership.rs` (following and fencing, G2, G13, R9, R10, R20
+//!   to R25), `succession.rs` (resigning, R17, R21), `permit.rs` (what a
+//!   leadership allows: the lease's end, the permit to work and its output,
+//!   G9; `permit/published.rs`, what was told of it).
+//! - **Connectivity** (R4 to R12): `Connectivity` owns the probe and its
+//!   verdict (`connectivity.rs`, `connectivity/verdict.rs`); the node sends,
+//!   replies and acts on a conclusion in `probe.rs`, and stands in
+//!   `standing.rs`.
+//! - **Detection:** `FailureDetector` (`failure_detector.rs`, R26, over
+//!   `heartbeat_loss.rs`) says how long the leader timeout is; `detector.rs`
+//!   arms it, acts when it fires, and sends the leader's rounds (R1, R27).
+//! - **The sources' algorithms** differ in one place, `algorithm.rs`, which
+//!   hands an input to `classic.rs`, `modified.rs` (R31) or `ring.rs` (R32);
+//!   what they share is `election.rs` and, without a quorum, the start's
+//!   announcement in `announcement.rs` (R3, G15).
+//! - **Commands and policies:** `commands.rs` (start, elect, step down, work
+//!   stopped, suspect), `membership.rs`, `eligibility.rs` (abstention, R29).
 
 mod algorithm;
 mod announcement;
@@ -11,6 +43,7 @@ mod dispatch;
 mod durable;
 mod election;
 mod eligibility;
+mod failure_detector;
 mod heartbeat_loss;
 mod leadership;
 mod lease;
@@ -18,10 +51,11 @@ mod membership;
 mod modified;
 mod permit;
 mod phase;
+mod probe;
 mod quorum;
 mod requests;
-mod resignation;
 mod ring;
+mod standing;
 mod step;
 mod succession;
 #[cfg(test)]
@@ -123,14 +157,8 @@ pub struct Node {
     /// Claiming or leading: its numbered requests for acknowledgement and the
     /// lease they give (`requests.rs`).
     requests: requests::Requests,
-    /// The leader timeout last armed and the rank and missed heartbeats it was
-    /// computed for, so that re-arming the detector on every heartbeat costs a
-    /// comparison rather than `Timings::leader_timeout_after_loss`'s `Duration`
-    /// arithmetic: 36 instructions, 8 % of a follower's heartbeat (the
-    /// `instructions/` crate's `heartbeat`).
-    leader_timeout_memo: Option<(usize, u32, Duration)>,
-    /// The followed leader's recent heartbeat rounds that went missing.
-    heartbeat_loss: heartbeat_loss::HeartbeatLoss,
+    /// The failure detector: the leader's missed rounds and the timeout.
+    detector: failure_detector::FailureDetector,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
     /// The permit to work as `poll_permit` last told it (`permit.rs`).
@@ -164,9 +192,7 @@ impl Node {
             ring,
             votes,
             requests,
-            // A cache of what the configuration gives for a rank.
-            leader_timeout_memo: _,
-            heartbeat_loss,
+            detector,
             connectivity,
             // What the driver was told of the permit: derived from the lease
             // and from what was polled, it decides nothing the protocol does
@@ -177,7 +203,7 @@ impl Node {
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, announced_at, pending_election),
-            (modified, ring, votes, requests, heartbeat_loss),
+            (modified, ring, votes, requests, detector),
             (connectivity,),
         )
     }
@@ -247,8 +273,7 @@ impl Node {
             ring: ring::RingState::default(),
             votes: votes::Votes::default(),
             requests: requests::Requests::default(),
-            leader_timeout_memo: None,
-            heartbeat_loss: heartbeat_loss::HeartbeatLoss::default(),
+            detector: failure_detector::FailureDetector::default(),
             connectivity: connectivity::Connectivity::default(),
             published: permit::Published::default(),
         }

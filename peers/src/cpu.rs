@@ -5,10 +5,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use crate::callgrind::callgrind;
+use crate::matching::with_system;
+use crate::members::Visit;
 use crate::peer::{Peer, Time};
 use crate::report::{Table, median, ratio, thousands};
 use crate::scenario::{PATIENCE, cluster};
-use crate::system::{System, Visit, system_arg, with_system};
+use crate::system::{System, system_arg};
 
 /// Boots every member and runs until they agree: what the CPU figures measure.
 /// Never inlined, so callgrind can count inside it alone (`--toggle-collect`).

@@ -11,6 +11,8 @@ pub mod bully;
 pub mod callgrind;
 pub mod cpu;
 pub mod detector;
+pub mod matching;
+pub mod members;
 pub mod memory;
 pub mod omni;
 pub mod peer;

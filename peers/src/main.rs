@@ -11,10 +11,11 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 use bully_peers::cpu::{self, Timed};
 use bully_peers::detector;
+use bully_peers::matching::with_system;
 use bully_peers::memory;
 use bully_peers::scenario::Partition;
 use bully_peers::steady::{self, Probe};
-use bully_peers::system::{System, with_system};
+use bully_peers::system::System;
 use bully_peers::tables;
 use bully_peers::traffic;
 

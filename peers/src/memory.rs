@@ -3,10 +3,12 @@
 
 use std::time::Duration;
 
+use crate::matching::with_system;
+use crate::members::Visit;
 use crate::peer::Peer;
 use crate::report::{Table, ratio, thousands};
 use crate::scenario::{PATIENCE, cluster};
-use crate::system::{System, Visit, with_system};
+use crate::system::System;
 
 /// Live heap bytes, as the binary's counting allocator sees them.
 pub type LiveBytes<'a> = &'a dyn Fn() -> i64;

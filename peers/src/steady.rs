@@ -14,13 +14,15 @@ use raft::prelude::Message as RaftMessage;
 
 use crate::bully::BullyPeer;
 use crate::callgrind::callgrind;
+use crate::matching::{bully_config, with_system};
+use crate::members::Visit;
 use crate::omni::{NoEntry, OmniPeer};
 use crate::peer::{Outbox, Peer};
 use crate::raft_peer::{RaftPeer, drain_ready};
 use crate::report::{Table, median, ratio, thousands};
 use crate::scenario::{PATIENCE, cluster};
 use crate::sim::Sim;
-use crate::system::{Library, System, Visit, system_arg, with_system};
+use crate::system::{Library, System, system_arg};
 
 /// What a probe measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -111,7 +113,7 @@ pub fn prepare(system: System, n: u64, probe: Probe) -> Prepared {
                 peer,
                 probe,
                 leader,
-                acks: system.bully_config(n).quorum() != bully_core::Quorum::None,
+                acks: bully_config(system, n).quorum() != bully_core::Quorum::None,
                 n,
                 next_round: 1 << 32,
             })

@@ -1,16 +1,14 @@
 //! The configurations compared: each library's recommended one and the one closest
-//! to the others.
+//! to the others, by name, with raft-rs's and omnipaxos's settings. bully-core's
+//! configuration per system is chosen in `matching.rs` (the equal-traffic ones are
+//! measured), and the members are built in `members.rs`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bully_core::{Config, DurableState, Quorum};
 use clap::ValueEnum;
 
-use crate::bully::BullyPeer;
-use crate::omni::{OmniPeer, OmniSettings};
-use crate::peer::Peer;
-use crate::raft_peer::{RaftPeer, RaftSettings};
-use crate::traffic;
+use crate::omni::OmniSettings;
+use crate::raft_peer::RaftSettings;
 
 /// One library in one configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
@@ -100,21 +98,6 @@ impl System {
         }
     }
 
-    /// bully-core's configuration at `n` members, for the bully systems (the
-    /// equal-traffic ones measure their peer's traffic at `n` once per process:
-    /// [`traffic::matched`]).
-    pub fn bully_config(self, n: u64) -> Config {
-        match self {
-            System::BullyMajority | System::BullyMajorityUndeclared => {
-                Config::default().with_quorum(Quorum::Majority)
-            }
-            System::BullyAtBle => traffic::matched(System::Ble, Quorum::None, n).config,
-            System::BullyMajorityAtBle => traffic::matched(System::Ble, Quorum::Majority, n).config,
-            System::BullyAtRaft => traffic::matched(System::Raft500, Quorum::None, n).config,
-            _ => Config::default(),
-        }
-    }
-
     /// raft-rs's settings, for the raft systems.
     pub fn raft_settings(self) -> RaftSettings {
         let defaults = raft::Config::default();
@@ -158,55 +141,6 @@ pub enum Library {
     Raft,
     /// omnipaxos.
     Omni,
-}
-
-/// Something to do with one system's members, whatever their type.
-pub trait Visit {
-    /// What it returns.
-    type Out;
-    /// Does it; `build(id, n, seed)` makes member `id` of `1..=n`.
-    fn visit<P: Peer>(self, build: &dyn Fn(u64, u64, u64) -> P) -> Self::Out;
-}
-
-/// Runs `v` with the member builder of `system`.
-pub fn with_system<V: Visit>(system: System, v: V) -> V::Out {
-    match system.library() {
-        Library::Bully => {
-            let base = Instant::now();
-            // Built per N (the equal-traffic configurations depend on it); the last
-            // one is kept so a cluster's members share one lookup.
-            let last: std::cell::RefCell<Option<(u64, Config)>> = std::cell::RefCell::new(None);
-            v.visit(&move |id, n, _seed| {
-                let mut last = last.borrow_mut();
-                let config = match &*last {
-                    Some((m, c)) if *m == n => c.clone(),
-                    _ => {
-                        let c = system.bully_config(n);
-                        *last = Some((n, c.clone()));
-                        c
-                    }
-                };
-                if system == System::BullyMajorityUndeclared {
-                    BullyPeer::with_state(id, n, config, base, DurableState::default())
-                } else {
-                    BullyPeer::new(id, n, config, base)
-                }
-            })
-        }
-        Library::Raft => {
-            let settings = system.raft_settings();
-            v.visit(&move |id, n, seed| RaftPeer::new(id, n, settings, member_seed(seed, id)))
-        }
-        Library::Omni => {
-            let settings = system.omni_settings();
-            v.visit(&move |id, n, seed| OmniPeer::new(id, n, settings, member_seed(seed, id)))
-        }
-    }
-}
-
-/// A member's own seed, derived from the run's.
-pub fn member_seed(seed: u64, id: u64) -> u64 {
-    seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ id.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
 }
 
 /// The command-line spelling of a system.

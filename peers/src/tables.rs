@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use crate::matching::with_system;
+use crate::members::Visit;
 use crate::peer::Peer;
 use crate::report::{Table, max, median, median_or_never, ms, ratio, thousands};
 use crate::scenario::{self, Election, Partition, PartitionRun};
-use crate::system::{System, Visit, with_system};
+use crate::system::System;
 
 /// `T_M`, the message time: one message delay, the links' bound (bully-core's
 /// default `max_message_delay`).

@@ -1,9 +1,11 @@
 //! The event loop is deterministic: the same seed gives the same run, message for
 //! message, for every library, and the seed is what varies raft-rs's timeouts.
 
+use bully_peers::matching::with_system;
+use bully_peers::members::Visit;
 use bully_peers::peer::Peer;
 use bully_peers::scenario::{self, Partition};
-use bully_peers::system::{System, Visit, with_system};
+use bully_peers::system::System;
 
 struct ColdTwice {
     n: u64,

@@ -2,10 +2,13 @@
 //! more per second in the steady state than the peer, and the cluster stays steady.
 
 use bully_core::Quorum;
+use bully_peers::matching::{
+    self, FIT_SEEDS, bully_rate_seeded, fits, matched, steady_rate, with_system,
+};
+use bully_peers::members::Visit;
 use bully_peers::peer::Peer;
 use bully_peers::scenario;
-use bully_peers::system::{System, Visit, with_system};
-use bully_peers::traffic::{self, FIT_SEEDS, bully_rate_seeded, fits, matched, steady_rate};
+use bully_peers::system::System;
 
 #[test]
 fn the_chosen_interval_sends_no_more_than_ble_or_raft_at_five_members() {
@@ -36,7 +39,7 @@ fn the_chosen_interval_sends_no_more_than_ble_or_raft_at_five_members() {
                 >= m.interval + m.config.answer_timeout() + m.config.max_message_delay()
         );
         // A microsecond shorter would either exceed the peer's rate or not be steady.
-        let shorter = traffic::at_interval(
+        let shorter = matching::at_interval(
             m.config.clone(),
             m.interval - std::time::Duration::from_micros(1),
         );

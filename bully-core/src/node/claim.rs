@@ -145,7 +145,7 @@ impl Node {
     /// Coordinator from `from` with a quorum: request `round` of a claim to
     /// vote on.
     ///
-    /// docs/protocol.md: G3, one vote per term.
+    /// Decides by G3 and G5 (`votes.rs`).
     pub(super) fn on_claim(&mut self, now: Instant, from: NodeId, term: Term, round: u64) {
         let token = FencingToken { term, leader: from };
         if self.highest.is_some_and(|highest| token < highest) || term < self.term {

@@ -45,15 +45,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::Node;
 use crate::event::FencingToken;
 use crate::message::{NodeId, Term};
 use crate::time::Instant;
 
-mod probe;
-mod standing;
 #[cfg(test)]
 mod tests;
+mod verdict;
+
+pub(super) use verdict::Standing;
 
 /// The most a member backs off between failed probes, in leader timeouts.
 const MAX_BACKOFF: u32 = 4;
@@ -182,7 +182,7 @@ impl Connectivity {
     /// it resigned; the members that heard the resignation would otherwise
     /// never follow it.)
     ///
-    /// docs/protocol.md: R21, the successor named in a resignation.
+    /// Part of R21 (`succession.rs`).
     pub(super) fn claim_voted(&mut self, claimant: NodeId) {
         if self.resigned_leader == Some(claimant) {
             self.resigned_leader = None;
@@ -278,7 +278,7 @@ impl Connectivity {
     /// next needs to know. A member cut off from all but a few keeps hearing
     /// only those, and keeps its verdict.
     ///
-    /// docs/protocol.md: R8, the verdict's hold and the back-off.
+    /// Part of R8 (`back_off`).
     pub(super) fn heard_from(&mut self, from: NodeId, voter: bool) {
         let Some(verdict) = self.verdict else {
             return;
@@ -335,5 +335,3 @@ pub(super) enum Backing {
     /// Unknown: the Election waits for a probe.
     Wait,
 }
-
-impl Node {}

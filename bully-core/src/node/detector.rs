@@ -37,46 +37,12 @@ impl Node {
             .set(Timer::Heartbeat, Self::after(now, interval));
     }
 
-    /// Counts heartbeat round `round` of the followed leadership in the window
-    /// the loss-adaptive detector reads.
-    ///
-    /// docs/protocol.md: R26, the loss-adaptive detector.
-    pub(super) fn record_heartbeat_round(&mut self, round: u64) {
-        if !self.timings.adapt_to_loss {
-            // Nothing reads the window: keeping it would only tell apart states
-            // that behave alike (the model checks' states would triple).
-            return;
-        }
-        if self.heartbeat_loss.heard_in_order(round) {
-            return;
-        }
-        // How many rounds in a row the timeout armed now lets go missing.
-        let timeout = self
-            .leader_timeout_memo
-            .map_or(self.timings.leader_timeout, |(_, _, timeout)| timeout);
-        let interval = self.timings.heartbeat_interval.as_nanos().max(1);
-        let longest_loss = u64::try_from(timeout.as_nanos() / interval).unwrap_or(u64::MAX);
-        self.heartbeat_loss.heard_out_of_order(round, longest_loss);
-    }
-
     /// (Re)arms the failure detector: suspect the leader after this node's
     /// staggered leader timeout, lengthened by the heartbeats it missed
     /// lately (`Config::with_loss_adaptive_detection`).
     pub(super) fn arm_leader_timeout(&mut self, now: Instant) {
         let rank = self.members.rank_below(self.leader.map(|leader| leader.id));
-        let missed = self.heartbeat_loss.missed();
-        let timeout = match self.leader_timeout_memo {
-            Some((memo_rank, memo_missed, timeout))
-                if memo_rank == rank && memo_missed == missed =>
-            {
-                timeout
-            }
-            _ => {
-                let timeout = self.timings.leader_timeout_after_loss(rank, missed);
-                self.leader_timeout_memo = Some((rank, missed, timeout));
-                timeout
-            }
-        };
+        let timeout = self.detector.timeout(&self.timings, rank);
         self.timers
             .set(Timer::LeaderTimeout, Self::after(now, timeout));
     }

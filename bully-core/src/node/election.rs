@@ -50,7 +50,7 @@ impl Node {
         self.drop_leader();
         self.term = self.term.max(term);
         self.pending_election = None;
-        self.ring.hop = None;
+        self.ring.drop_hop();
         for timer in [
             Timer::LeaderTimeout,
             Timer::Answer,

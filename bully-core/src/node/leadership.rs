@@ -24,7 +24,7 @@ impl Node {
         if self.leader.map(Leader::token) == Some(token) {
             // The steady state: the accepted leader is alive. Nothing allocates here.
             if round != 0 {
-                self.record_heartbeat_round(round);
+                self.detector.heard_round(&self.timings, round);
             }
             self.arm_leader_timeout(now);
             self.connectivity.leader_heard(now);
@@ -118,7 +118,7 @@ impl Node {
     /// leader named it its `successor` (see `succession.rs`), else after its
     /// rank's stagger.
     ///
-    /// docs/protocol.md: G8, releasing a promise.
+    /// Releases by G8 (`Votes::release`), then R20 and R21.
     pub(super) fn follower_on_resign(
         &mut self,
         now: Instant,

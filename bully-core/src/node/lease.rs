@@ -49,7 +49,7 @@ impl Node {
     /// Promises `leader` of `term` not to vote against it for a follower lease
     /// from `now`, the moment it received the request it acknowledges.
     ///
-    /// docs/protocol.md: G4, an acknowledgement is a promise.
+    /// The promise itself is G4 (`Votes::promise_to`).
     pub(super) fn promise_to(&mut self, now: Instant, leader: NodeId, term: Term) {
         let until = Self::after(now, self.timings.follower_lease);
         self.votes.promise_to(now, leader, term, until);

@@ -66,7 +66,7 @@ impl Node {
         self.uncount_acks_of(id);
         self.members.remove(id);
         self.forget_member(id);
-        if self.ring.hop.as_ref().is_some_and(|hop| hop.to == id) {
+        if self.ring.handed_to(id) {
             // The token was last handed to it: pass it on to the next one now.
             self.ring_on_hop_timeout(now);
         }
@@ -79,12 +79,7 @@ impl Node {
     /// Drops what this node kept that would make it send to `member`, wait for
     /// it, or count it, once it is no longer a member.
     fn forget_member(&mut self, member: NodeId) {
-        if self.modified.best_responder == Some(member) {
-            // It will not be told to take over; if nobody else above answered,
-            // this node wins, and the chosen member's cross-check (Soundarabai et
-            // al.) hands the leadership on if needed.
-            self.modified.best_responder = None;
-        }
+        self.modified.forget(member);
         if self.votes.drop_deferred_of(member) {
             self.timers.stop(Timer::DeferredVote);
         }

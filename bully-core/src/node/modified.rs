@@ -51,7 +51,18 @@ pub(super) enum Ask {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(super) struct Collection {
     /// The highest member that answered the running collection.
-    pub(super) best_responder: Option<NodeId>,
+    best_responder: Option<NodeId>,
+}
+
+impl Collection {
+    /// `member` left: it will not be told to take over. If nobody else above
+    /// answered, this node wins, and the chosen member's cross-check
+    /// (Soundarabai et al.) hands the leadership on if needed.
+    pub(super) fn forget(&mut self, member: NodeId) {
+        if self.best_responder == Some(member) {
+            self.best_responder = None;
+        }
+    }
 }
 
 impl Node {

@@ -20,7 +20,7 @@ impl Node {
     /// Until when this node's own leadership is guaranteed exclusive: with a quorum
     /// gate, while it leads, the end of its lease (dated from the send time of the
     /// latest claim or heartbeat round a quorum acknowledged, shortened by the clock
-    /// drift margin of [`Config::leader_lease`]). No other member can be elected
+    /// drift margin of [`Config::leader_lease`](crate::Config::leader_lease)). No other member can be elected
     /// before this instant, so work that only the leader may do is safe until then;
     /// its [`permit`](Node::permit) ends earlier, by the lease margin.
     ///
@@ -29,7 +29,7 @@ impl Node {
     /// once on the two sides of a partition.
     ///
     /// Each acknowledged round moves it later; if it passes without renewal the
-    /// node emits [`Event::LeaseExpired`] and steps down.
+    /// node emits [`Event::LeaseExpired`](crate::Event::LeaseExpired) and steps down.
     ///
     /// ```
     /// use std::time::{Duration, Instant};

@@ -73,7 +73,7 @@ impl Node {
             term: token.term,
         });
         self.highest = Some(token);
-        self.heartbeat_loss.new_leadership();
+        self.detector.new_leadership();
         self.phase = Phase::Idle;
         self.abstaining = false;
         self.pending_election = None;

@@ -38,7 +38,7 @@ impl Node {
     /// Whether a promise to another leader (or, after a start, to nobody) forbids
     /// voting for `candidate` now, and until when.
     ///
-    /// docs/protocol.md: G5, no vote against a promise.
+    /// The rule is G5 (`Votes::promised_elsewhere`).
     pub(super) fn promised_elsewhere(&self, now: Instant, candidate: NodeId) -> Option<Instant> {
         self.votes.promised_elsewhere(now, candidate, self.id)
     }
@@ -56,7 +56,7 @@ impl Node {
     /// lease that ran out, a step-down), the delay is the time the work is
     /// given to stop.
     ///
-    /// docs/protocol.md: G9, the hold.
+    /// The hold itself is G9 (`Votes::hold`); this says how long.
     pub(super) fn hold_votes(&mut self, now: Instant) {
         let delay = self.config.resign_delay();
         if self.quorum().is_none() || delay.is_zero() {
@@ -78,7 +78,7 @@ impl Node {
     /// promise: vote for nobody, itself included, until any promise made
     /// before has certainly run out.
     ///
-    /// docs/protocol.md: G10, coming back.
+    /// The rule is G10 (`Votes::forget_promises`); this says how long.
     pub(super) fn forget_promises(&mut self, now: Instant) {
         if self.quorum().is_some() {
             self.votes

@@ -32,23 +32,35 @@ use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
 use crate::timer::Timer;
 
+mod active_list;
+
 /// A token this node passed on and whose acknowledgement it awaits.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct PendingHop {
-    pub(super) to: NodeId,
-    pub(super) message: Message,
+    to: NodeId,
+    message: Message,
 }
 
 /// The ring's state inside a [`Node`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(super) struct RingState {
     /// The token passed on and not yet acknowledged.
-    pub(super) hop: Option<PendingHop>,
+    hop: Option<PendingHop>,
     /// The strongest `(term, initiator)` token passed on.
-    pub(super) best: Option<(Term, NodeId)>,
+    best: Option<(Term, NodeId)>,
 }
 
 impl RingState {
+    /// Whether the token in hand was last passed to `member`.
+    pub(super) fn handed_to(&self, member: NodeId) -> bool {
+        self.hop.as_ref().is_some_and(|hop| hop.to == member)
+    }
+
+    /// Drops the token in hand: an election of this node's own starts over.
+    pub(super) fn drop_hop(&mut self) {
+        self.hop = None;
+    }
+
     /// `member` left the cluster: a token it started will never come back to it,
     /// so the hop in hand is dropped (this node's own timeouts start over), and
     /// otherwise it leaves the token's active list, so that nobody concludes it
@@ -99,7 +111,9 @@ impl Node {
         mut active: Vec<NodeId>,
     ) {
         self.send(from, Message::Answer { term });
-        let Some(listed) = self.check_active_list(&active, initiator) else {
+        let Some(listed) =
+            active_list::check_active_list(self.members.ids(), self.id, &active, initiator)
+        else {
             self.drop_input(DropReason::Unexpected);
             return;
         };
@@ -187,7 +201,9 @@ impl Node {
         active: Vec<NodeId>,
     ) {
         self.send(from, Message::Answer { term });
-        let Some(listed) = self.check_active_list(&active, initiator) else {
+        let Some(listed) =
+            active_list::check_active_list(self.members.ids(), self.id, &active, initiator)
+        else {
             self.drop_input(DropReason::Unexpected);
             return;
         };
@@ -287,7 +303,8 @@ impl Node {
                 .map(|step| ids[(own + step) % n])
                 .take_while(|&id| id != *initiator)
                 .find(|&id| {
-                    on_active_list(active, *initiator, id) && !self.members.is_suspected(id)
+                    active_list::on_active_list(active, *initiator, id)
+                        && !self.members.is_suspected(id)
                 }),
             _ => None,
         }
@@ -323,77 +340,4 @@ impl Node {
         let wait = self.timings.ring_timeout(self.members.len(), rank);
         self.timers.set(Timer::Coordinator, Self::after(now, wait));
     }
-
-    /// Checks an active list from a peer in one pass, without allocating: no longer
-    /// than the membership, starting at `initiator`, in ring order (ids rising,
-    /// wrapping round at most once, so no id twice), every id a member. Returns
-    /// whether this node is on it, or `None` if the list is malformed.
-    ///
-    /// The ids rise within each of the two runs, so each is looked up in the
-    /// sorted membership from where the previous one was found: a list of the
-    /// whole membership costs one pass over it rather than a binary search per id
-    /// (the check runs at every hop, on a list as long as the ring).
-    fn check_active_list(&self, active: &[NodeId], initiator: NodeId) -> Option<bool> {
-        if active.len() > self.members.len() || active.first() != Some(&initiator) {
-            return None;
-        }
-        let members = self.members.ids();
-        let mut wrapped = false;
-        let mut listed = false;
-        let mut from = 0;
-        for (index, &id) in active.iter().enumerate() {
-            if index > 0 {
-                let previous = active[index - 1];
-                if id <= previous {
-                    if wrapped || id >= initiator {
-                        return None;
-                    }
-                    wrapped = true;
-                    from = 0;
-                }
-                if wrapped && id >= initiator {
-                    return None;
-                }
-            }
-            // In a ring with nobody down the next id is the next member.
-            let found = if members.get(from) == Some(&id) {
-                from
-            } else {
-                find_from(members, from, id)?
-            };
-            from = found + 1;
-            listed |= id == self.id;
-        }
-        Some(listed)
-    }
-}
-
-/// The index of `id` in the sorted `ids`, searching from `from` on (every id
-/// before `from` is below `id`): a galloping search, one comparison when `id` is
-/// the next member.
-fn find_from(ids: &[NodeId], from: usize, id: NodeId) -> Option<usize> {
-    let rest = ids.get(from..)?;
-    let mut bound = 1;
-    while bound < rest.len() && rest[bound] < id {
-        bound *= 2;
-    }
-    let (low, high) = (bound / 2, (bound + 1).min(rest.len()));
-    let found = rest.get(low..high)?.binary_search(&id).ok()?;
-    Some(from + low + found)
-}
-
-/// Whether `id` is on `active`, a list `check_active_list` accepted: the ids from
-/// `initiator` up, rising, then those below it, rising. A binary search in the
-/// run `id` belongs to, where `contains` would read up to the whole list at
-/// every hop of the second pass.
-fn on_active_list(active: &[NodeId], initiator: NodeId, id: NodeId) -> bool {
-    let wrap = active.partition_point(|&listed| listed >= initiator);
-    let run = if id >= initiator {
-        &active[..wrap]
-    } else {
-        &active[wrap..]
-    };
-    let found = run.binary_search(&id).is_ok();
-    debug_assert_eq!(found, active.contains(&id), "{active:?} is in ring order");
-    found
 }

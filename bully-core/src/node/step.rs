@@ -16,7 +16,7 @@ impl Node {
     /// Feeds a message that member `from` sent.
     ///
     /// Never fails: input that is malformed, forged, stale or unexpected is dropped
-    /// and counted in [`Stats::dropped`].
+    /// and counted in [`Stats::dropped`](crate::Stats::dropped).
     ///
     /// docs/protocol.md: G1, terms only move up; a message too far ahead is dropped.
     pub fn handle_message(&mut self, now: Instant, from: NodeId, message: Message) {

@@ -67,7 +67,7 @@ impl Votes {
     /// Records a vote for `candidate` in `term`: the durable state changes,
     /// and a member declared a first boot has now promised something.
     ///
-    /// docs/protocol.md: G3, one vote per term; G12, the first boot is declared.
+    /// G3 holds because every vote passes `voted_elsewhere` first; G12 ends here.
     pub(super) fn cast(&mut self, term: Term, candidate: NodeId) {
         self.vote = Some((term, candidate));
         self.promised_nothing = false;
@@ -192,7 +192,7 @@ impl Votes {
     /// Defers its decision on `claimant`'s claim of `term`, ask `round`, to
     /// when what held the vote ends.
     ///
-    /// docs/protocol.md: R18, deferred votes.
+    /// R18 decides it again (`Node::cast_deferred_vote`).
     pub(super) fn defer(&mut self, claimant: NodeId, term: Term, round: u64) {
         self.deferred = Some((claimant, term, round));
     }
@@ -249,7 +249,7 @@ impl Votes {
     /// boot only into a node that has voted nothing, and a vote only if newer
     /// than its own. `at_term_zero` says the node has seen no term yet.
     ///
-    /// docs/protocol.md: G11, the durable state; G12, the first boot is declared.
+    /// The durable state is G11 and the declared first boot G12 (`durable.rs`).
     pub(super) fn restore(
         &mut self,
         vote: Option<(Term, NodeId)>,

@@ -4,13 +4,12 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::clock::{MAX_TIME_TM, MAX_TIME_US};
 use crate::error::WebError;
 use crate::fields::{self, Fields};
+use crate::limits::{MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED};
 use crate::presets;
-use crate::scenario::{
-    Action, MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED, MAX_TIME_TM, MAX_TIME_US,
-    SCENARIO_VERSION, Scenario, Settings,
-};
+use crate::scenario::{Action, SCENARIO_VERSION, Scenario, Settings};
 use crate::session::Session;
 
 /// A simulated cluster, as the page holds it.

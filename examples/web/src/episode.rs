@@ -4,11 +4,10 @@
 //! (a process whose own timeout made it join the election turns one election
 //! into several).
 
-use bully_core::sim::{TraceEntry, TraceRecord};
+use bully_core::sim::{Simulation, TraceEntry, TraceRecord};
 use bully_core::{Event, NodeId};
 
 use crate::scenario::Action;
-use crate::session::Session;
 
 /// What the current episode is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,30 +34,46 @@ pub(crate) enum Episode {
     Other(&'static str),
 }
 
-/// The episode that `action`, applied to `session` now, begins or continues.
-pub(crate) fn classify(session: &Session, action: &Action, quiet: bool) -> Episode {
+/// What the session knows as an action comes, as far as the episode goes (the
+/// session fills it in, so that this file needs nothing of it).
+pub(crate) struct Before<'a> {
+    /// The simulator, before the action.
+    pub(crate) sim: &'a Simulation,
+    /// The cluster's size: its members are `1..=n`.
+    pub(crate) n: u64,
+    /// Whether no action has been taken and no event handled yet.
+    pub(crate) fresh: bool,
+    /// Whether no link is cut and no group isolated.
+    pub(crate) network_whole: bool,
+    /// The episode so far.
+    pub(crate) episode: &'a Episode,
+    /// The members that joined it through their own timeouts, in order.
+    pub(crate) joined: &'a [u64],
+}
+
+/// The episode that `action`, applied now, begins or continues.
+pub(crate) fn classify(before: &Before<'_>, action: &Action, quiet: bool) -> Episode {
     if !quiet {
         return Episode::Other(
             "another action came while the election ran, so no single election is counted",
         );
     }
-    let sim = &session.sim;
-    let n = session.settings.n;
+    let sim = before.sim;
+    let n = before.n;
     let all_up = sim.members().iter().all(|&id| sim.is_up(id));
-    let network_whole = session.cuts.is_empty() && session.groups.is_empty();
     match *action {
-        Action::Elect { node } | Action::Notice { node } if session.is_fresh() && all_up => {
+        Action::Elect { node } | Action::Notice { node } if before.fresh && all_up => {
             Episode::Fresh { p: node }
         }
         Action::Elect { node } | Action::Notice { node }
-            if matches!(session.episode, Episode::CoordinatorCrashed { p: None, .. }) =>
+            if matches!(before.episode, Episode::CoordinatorCrashed { p: None, .. }) =>
         {
             // Nobody has noticed yet: every live process still follows the crashed one.
             let unnoticed = sim.members().iter().all(|&id| match sim.node(id) {
                 Some(member) => member.leader().is_some_and(|leader| leader.id == NodeId(n)),
                 None => id == NodeId(n),
             });
-            if unnoticed && session.joined.is_empty() {
+            if unnoticed && before.joined.is_empty() {
                 Episode::CoordinatorCrashed {
                     p: Some(node),
                     knows: matches!(action, Action::Notice { .. }),
@@ -71,7 +86,10 @@ pub(crate) fn classify(session: &Session, action: &Action, quiet: bool) -> Episo
             }
         }
         Action::Crash { node }
-            if node == n && all_up && network_whole && sim.agreed_leader() == Some(NodeId(n)) =>
+            if node == n
+                && all_up
+                && before.network_whole
+                && sim.agreed_leader() == Some(NodeId(n)) =>
         {
             Episode::CoordinatorCrashed {
                 p: None,

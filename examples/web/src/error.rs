@@ -4,7 +4,8 @@
 
 use bully_core::sim::SimError;
 
-use crate::scenario::{MAX_MEMBERS, MAX_TIME_TM, MAX_TIME_US};
+use crate::clock::{MAX_TIME_TM, MAX_TIME_US};
+use crate::limits::MAX_MEMBERS;
 
 /// A request the simulator could not carry out.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -10,8 +10,7 @@ use serde::Serialize;
 
 use crate::episode::Episode;
 use crate::paper;
-use crate::scenario::{AlgorithmChoice, QuorumChoice};
-use crate::session::Session;
+use crate::scenario::{AlgorithmChoice, QuorumChoice, Settings};
 
 /// Soundarabai et al.'s paper, by its authors and title.
 pub const SOUNDARABAI_PAPER: &str =
@@ -71,10 +70,15 @@ fn row(
     }
 }
 
-/// The explanation for `session`'s current episode, `None` while nothing has
-/// happened.
-pub(crate) fn explain(session: &Session, measured: u64) -> Option<Explanation> {
-    let settings = &session.settings;
+/// The explanation for the current `episode` of a cluster built with `settings`,
+/// `joined` the members that joined it through their own timeouts; `None` while
+/// nothing has happened.
+pub(crate) fn explain(
+    settings: &Settings,
+    episode: &Episode,
+    joined: &[u64],
+    measured: u64,
+) -> Option<Explanation> {
     let n = settings.n;
     let algorithm = settings.algorithm;
     let other = |why: String| {
@@ -95,13 +99,13 @@ pub(crate) fn explain(session: &Session, measured: u64) -> Option<Explanation> {
             sources: Vec::new(),
         })
     };
-    let (p, crashed) = match session.episode {
+    let (p, crashed) = match *episode {
         Episode::Idle if measured == 0 => return None,
         Episode::Idle => return other("nothing started this run by hand".to_owned()),
         Episode::Other(why) => return other(why.to_owned()),
         Episode::Fresh { p } => (p, None),
         Episode::CoordinatorCrashed { p: Some(p), knows } => (p, Some((true, knows))),
-        Episode::CoordinatorCrashed { p: None, .. } => match session.joined.first() {
+        Episode::CoordinatorCrashed { p: None, .. } => match joined.first() {
             Some(&p) => (p, Some((false, true))),
             None => return other("the coordinator crashed and nobody has noticed yet".to_owned()),
         },
@@ -119,8 +123,7 @@ pub(crate) fn explain(session: &Session, measured: u64) -> Option<Explanation> {
                 .to_owned(),
         );
     }
-    let others: Vec<String> = session
-        .joined
+    let others: Vec<String> = joined
         .iter()
         .filter(|&&id| id != p)
         .map(u64::to_string)

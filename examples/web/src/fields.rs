@@ -5,9 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::WebError;
-use crate::scenario::{
-    AlgorithmChoice, MAX_MEMBERS, MAX_SEED, PreemptionChoice, QuorumChoice, Settings,
-};
+use crate::limits::{MAX_MEMBERS, MAX_SEED};
+use crate::scenario::{AlgorithmChoice, PreemptionChoice, QuorumChoice, Settings};
 
 /// The settings panel's fields, as text.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]

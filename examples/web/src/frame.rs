@@ -3,12 +3,16 @@
 //! measured count, and what the number of leaders means. Everything is read from
 //! the simulator's nodes; the page computes nothing about the protocol.
 
+use std::collections::BTreeSet;
+
+use bully_core::sim::Simulation;
 use bully_core::{MessageKind, NodeId, Role};
 use serde::Serialize;
 
+use crate::clock::{MAX_TIME_US, micros};
+use crate::episode::Episode;
 use crate::explain::{Explanation, explain};
-use crate::scenario::{MAX_TIME_US, QuorumChoice};
-use crate::session::{Session, micros};
+use crate::scenario::{QuorumChoice, Settings};
 
 /// One frame, serialized to JSON for the page.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,7 +42,7 @@ pub struct Frame {
     /// The members that consider themselves leader.
     pub leaders: Vec<u64>,
     /// Whether the election is over in every part of the network
-    /// ([`Session::is_settled`]).
+    /// (`Session::is_settled`).
     pub settled: bool,
     /// What the number of leaders means.
     pub leadership: LeadershipView,
@@ -104,10 +108,35 @@ pub struct FlightView {
     pub arrives_us: u64,
 }
 
+/// What a frame is read from: the session's simulator and what the session keeps
+/// beside it (the session fills it in, so that this file needs nothing of it).
+pub(crate) struct Scene<'a> {
+    /// The settings the cluster was built with.
+    pub(crate) settings: &'a Settings,
+    /// The simulator.
+    pub(crate) sim: &'a Simulation,
+    /// The members that called an election or noticed a failure in this episode.
+    pub(crate) initiators: &'a BTreeSet<u64>,
+    /// Directed links cut by the user.
+    pub(crate) cuts: &'a BTreeSet<(u64, u64)>,
+    /// Groups isolated by the user.
+    pub(crate) groups: &'a [Vec<u64>],
+    /// Which run the counts describe.
+    pub(crate) episode: &'a Episode,
+    /// Members that joined the episode through their own timeouts, in order.
+    pub(crate) joined: &'a [u64],
+    /// Simulated microseconds since the start.
+    pub(crate) now_us: u64,
+    /// Whether the election is over in every part of the network.
+    pub(crate) settled: bool,
+    /// Actions still to come (a preset's script).
+    pub(crate) pending: usize,
+}
+
 impl Frame {
-    /// Reads a session.
-    pub(crate) fn of(session: &Session) -> Frame {
-        let sim = &session.sim;
+    /// Reads a scene.
+    pub(crate) fn of(scene: &Scene<'_>) -> Frame {
+        let sim = scene.sim;
         let nodes = sim
             .members()
             .iter()
@@ -122,7 +151,7 @@ impl Frame {
                     },
                     term: node.term().0,
                     follows: node.leader().map(|leader| leader.id.0),
-                    initiator: session.initiators.contains(&id.0),
+                    initiator: scene.initiators.contains(&id.0),
                 },
                 None => NodeView {
                     id: id.0,
@@ -130,7 +159,7 @@ impl Frame {
                     role: "down",
                     term: 0,
                     follows: None,
-                    initiator: session.initiators.contains(&id.0),
+                    initiator: scene.initiators.contains(&id.0),
                 },
             })
             .collect();
@@ -153,7 +182,7 @@ impl Frame {
             .collect();
         let election_messages = sent.total() - sent[MessageKind::Heartbeat];
         Frame {
-            now_us: session.now_us(),
+            now_us: scene.now_us,
             delay_us: micros(sim.message_delay()),
             nodes,
             flights,
@@ -164,13 +193,18 @@ impl Frame {
             depth: sim.max_depth(),
             agreed: sim.agreed_leader().map(|id: NodeId| id.0),
             leaders: sim.leaders().into_iter().map(|id| id.0).collect(),
-            settled: session.is_settled(),
-            leadership: leadership(session),
-            cuts: session.cuts.iter().copied().collect(),
-            groups: session.groups.clone(),
-            pending: session.pending(),
+            settled: scene.settled,
+            leadership: leadership(scene),
+            cuts: scene.cuts.iter().copied().collect(),
+            groups: scene.groups.to_vec(),
+            pending: scene.pending,
             violations: sim.violations().len(),
-            explanation: explain(session, election_messages),
+            explanation: explain(
+                scene.settings,
+                scene.episode,
+                scene.joined,
+                election_messages,
+            ),
             time_limit_us: MAX_TIME_US,
         }
     }
@@ -183,8 +217,8 @@ impl Frame {
 }
 
 /// The leaders and what their number means.
-fn leadership(session: &Session) -> LeadershipView {
-    let sim = &session.sim;
+fn leadership(scene: &Scene<'_>) -> LeadershipView {
+    let sim = scene.sim;
     let leaders: Vec<u64> = sim.leaders().into_iter().map(|id| id.0).collect();
     let apart = |a: u64, b: u64| {
         let (a, b) = (NodeId(a), NodeId(b));
@@ -194,7 +228,7 @@ fn leadership(session: &Session) -> LeadershipView {
         .iter()
         .enumerate()
         .all(|(i, &a)| leaders[i + 1..].iter().all(|&b| apart(a, b)));
-    let quorum = session.settings.quorum != QuorumChoice::None;
+    let quorum = scene.settings.quorum != QuorumChoice::None;
     let list = leaders
         .iter()
         .map(u64::to_string)
@@ -206,7 +240,7 @@ fn leadership(session: &Session) -> LeadershipView {
             true,
             format!(
                 "{k} leaders ({list}), one in each part of the network that cannot reach the                  others: the split brain that Bully without a quorum allows, as expected. Each                  leadership has its own fencing token (term, id), so no safety rule is broken.                  With quorum \"majority\" a part without a majority of the {} processes has                  no leader.",
-                session.settings.n
+                scene.settings.n
             ),
         ),
         k if separated => (

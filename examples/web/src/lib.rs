@@ -25,11 +25,13 @@
 #![forbid(unsafe_code)]
 
 mod bindings;
+mod clock;
 mod episode;
 mod error;
 pub mod explain;
 pub mod fields;
 mod frame;
+mod limits;
 mod load;
 #[path = "../../src/paper.rs"]
 pub mod paper;
@@ -42,13 +44,14 @@ mod session;
 pub mod site;
 
 pub use bindings::WebSim;
+pub use clock::{MAX_TIME_TM, MAX_TIME_US, MESSAGE_DELAY_US};
 pub use error::WebError;
 pub use explain::{Explanation, Formula};
 pub use fields::{FieldError, Fields};
 pub use frame::{FlightView, Frame, LeadershipView, NodeView};
+pub use limits::{MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED};
 pub use scenario::{
-    Action, AlgorithmChoice, MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED, MAX_TIME_TM,
-    MAX_TIME_US, MESSAGE_DELAY_US, PreemptionChoice, QuorumChoice, SCENARIO_VERSION, Scenario,
-    Settings, Timed,
+    Action, AlgorithmChoice, PreemptionChoice, QuorumChoice, SCENARIO_VERSION, Scenario, Settings,
+    Timed,
 };
 pub use session::Session;

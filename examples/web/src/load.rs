@@ -6,18 +6,31 @@
 //! deserialized into the types directly, so that the messages can say what a
 //! student needs to hear instead of the parser's ("invalid value: integer `-5`,
 //! expected u64 at line 1 column 7").
+//!
+//! [`Scenario::from_json`] is defined here, beside the reading it does, so that
+//! the scenario's types need nothing from this file.
 
 use serde_json::{Map, Value};
 
+use crate::clock::{MAX_TIME_TM, MAX_TIME_US, MESSAGE_DELAY_US};
 use crate::error::WebError;
+use crate::limits::{MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED};
 use crate::scenario::{
-    Action, AlgorithmChoice, MAX_ACTIONS, MAX_MEMBERS, MAX_SCENARIO_BYTES, MAX_SEED, MAX_TIME_TM,
-    MAX_TIME_US, MESSAGE_DELAY_US, PreemptionChoice, QuorumChoice, SCENARIO_VERSION, Scenario,
-    Settings, Timed,
+    Action, AlgorithmChoice, PreemptionChoice, QuorumChoice, SCENARIO_VERSION, Scenario, Settings,
+    Timed,
 };
 
 const ACTIONS: &str =
     "start_all, elect, notice, crash, recover, cut_one_way, cut_both, isolate or heal";
+
+impl Scenario {
+    /// Reads a scenario from JSON: its shape, its ranges (the page's limits on N,
+    /// times, rates and ids) and the order of its actions, each problem in plain
+    /// words.
+    pub fn from_json(json: &str) -> Result<Scenario, WebError> {
+        scenario(json)
+    }
+}
 
 /// Reads and checks a scenario.
 pub(crate) fn scenario(text: &str) -> Result<Scenario, WebError> {

@@ -10,9 +10,9 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use crate::clock::micros;
 use crate::error::WebError;
 use crate::scenario::{Action, SCENARIO_VERSION, Scenario, Settings, Timed};
-use crate::session::micros;
 
 /// The dance's dancers.
 pub const DANCERS: u64 = 6;

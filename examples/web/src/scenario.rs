@@ -9,32 +9,7 @@ use bully_core::{Algorithm, Config, NodeId, Preemption, Quorum};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WebError;
-
-/// The largest cluster the page draws.
-pub const MAX_MEMBERS: u64 = 64;
-
-/// One message time (T_M, the longest a message takes) in microseconds: the
-/// simulator's link delay, bully-core's default `Config::max_message_delay` (20 ms).
-pub const MESSAGE_DELAY_US: u64 = 20_000;
-
-/// The page's clock stops here, in message times: 400 s of simulated time. A
-/// scenario at the limit with 64 processes replays some 700,000 simulator events,
-/// which the page runs in slices between frames, and its trace stays within tens
-/// of megabytes.
-pub const MAX_TIME_TM: u64 = 20_000;
-
-/// [`MAX_TIME_TM`] in microseconds.
-pub const MAX_TIME_US: u64 = MAX_TIME_TM * MESSAGE_DELAY_US;
-
-/// The most actions a scenario may hold.
-pub const MAX_ACTIONS: usize = 10_000;
-
-/// The largest scenario text the page reads, in bytes.
-pub const MAX_SCENARIO_BYTES: usize = 1 << 20;
-
-/// The largest seed: JavaScript keeps whole numbers exactly up to 2^53 - 1, and
-/// the page passes the seed through JavaScript.
-pub const MAX_SEED: u64 = (1 << 53) - 1;
+use crate::limits::{MAX_MEMBERS, MAX_SEED};
 
 /// The scenario format this page writes and reads (see `SCENARIO-FORMAT.md`).
 pub const SCENARIO_VERSION: u64 = 1;
@@ -268,13 +243,6 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads a scenario from JSON: its shape, its ranges (the page's limits on N,
-    /// times, rates and ids) and the order of its actions, each problem in plain
-    /// words (see [`crate::load`]).
-    pub fn from_json(json: &str) -> Result<Scenario, WebError> {
-        crate::load::scenario(json)
-    }
-
     /// The scenario as compact JSON (for links).
     pub fn to_json(&self) -> String {
         // Plain data with string keys always serializes.

@@ -9,18 +9,17 @@ use std::time::Duration;
 use bully_core::sim::{SimError, Simulation, TraceEntry};
 use bully_core::{Message, MessageKind, NodeId, Role};
 
-use crate::episode::{self, Episode};
+use crate::clock::{MAX_TIME_US, micros};
+use crate::episode::{self, Before, Episode};
 use crate::error::WebError;
-use crate::frame::Frame;
-use crate::scenario::{
-    Action, MAX_TIME_US, QuorumChoice, SCENARIO_VERSION, Scenario, Settings, Timed,
-};
+use crate::frame::{Frame, Scene};
+use crate::scenario::{Action, QuorumChoice, SCENARIO_VERSION, Scenario, Settings, Timed};
 
 /// One page's cluster and its history.
 #[derive(Debug)]
 pub struct Session {
-    pub(crate) settings: Settings,
-    pub(crate) sim: Simulation,
+    settings: Settings,
+    sim: Simulation,
     /// Actions applied so far, in order.
     done: Vec<Timed>,
     /// Actions of a loaded scenario or preset still to come.
@@ -30,17 +29,17 @@ pub struct Session {
     steps: u64,
     /// The members that called an election or noticed a failure since the counts
     /// were last reset (drawn green, as Soundarabai et al.'s simulator drew its start node).
-    pub(crate) initiators: BTreeSet<u64>,
+    initiators: BTreeSet<u64>,
     /// Directed links cut by the user.
-    pub(crate) cuts: BTreeSet<(u64, u64)>,
+    cuts: BTreeSet<(u64, u64)>,
     /// Groups isolated by the user.
-    pub(crate) groups: Vec<Vec<u64>>,
+    groups: Vec<Vec<u64>>,
     /// Where in the trace the counts were last reset.
-    pub(crate) measured_from: usize,
+    measured_from: usize,
     /// Which run the counts describe (the papers count two kinds).
-    pub(crate) episode: Episode,
+    episode: Episode,
     /// Members that joined the episode through their own timeouts, in order.
-    pub(crate) joined: Vec<u64>,
+    joined: Vec<u64>,
     /// How far the trace has been read for `joined`.
     scanned: usize,
     /// The time a loading scenario had reached, until [`Session::catch_up`] gets there.
@@ -121,7 +120,7 @@ impl Session {
     }
 
     /// Whether no action has been taken and no event handled yet.
-    pub(crate) fn is_fresh(&self) -> bool {
+    fn is_fresh(&self) -> bool {
         self.done.is_empty() && self.steps == 0
     }
 
@@ -308,7 +307,18 @@ impl Session {
 
     /// What the page draws now.
     pub fn frame(&self) -> Frame {
-        Frame::of(self)
+        Frame::of(&Scene {
+            settings: &self.settings,
+            sim: &self.sim,
+            initiators: &self.initiators,
+            cuts: &self.cuts,
+            groups: &self.groups,
+            episode: &self.episode,
+            joined: &self.joined,
+            now_us: self.now_us(),
+            settled: self.is_settled(),
+            pending: self.pending(),
+        })
     }
 
     /// The run since the counts were last reset, as Soundarabai et al.'s simulator logged it
@@ -432,7 +442,15 @@ impl Session {
     fn apply(&mut self, action: &Action) -> Result<(), WebError> {
         self.check(action)?;
         let quiet = !self.election_in_flight();
-        let episode = episode::classify(self, action, quiet);
+        let before = Before {
+            sim: &self.sim,
+            n: self.settings.n,
+            fresh: self.is_fresh(),
+            network_whole: self.cuts.is_empty() && self.groups.is_empty(),
+            episode: &self.episode,
+            joined: &self.joined,
+        };
+        let episode = episode::classify(&before, action, quiet);
         if quiet {
             // A new episode: count it from here.
             self.sim.reset_counts();
@@ -524,9 +542,4 @@ fn is_election_arrival(entry: &TraceEntry) -> bool {
         }
         _ => false,
     }
-}
-
-/// Microseconds, saturating (a run of 584,000 years).
-pub(crate) fn micros(duration: Duration) -> u64 {
-    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }

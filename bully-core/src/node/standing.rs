@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::Backing;
+use super::connectivity::Backing;
 use crate::message::{NodeId, Term};
 use crate::node::Node;
 use crate::stats::DropReason;
@@ -16,7 +16,7 @@ impl Node {
     /// quorum, after a probe with one.
     ///
     /// docs/protocol.md: R5, probe before standing.
-    pub(in crate::node) fn stand(&mut self, now: Instant) {
+    pub(super) fn stand(&mut self, now: Instant) {
         if self.connectivity.is_cleared(now)
             || (self.quorum().is_none() && !self.connectivity.probes_before_standing())
         {
@@ -49,7 +49,7 @@ impl Node {
 
     /// Like [`stand`](Node::stand), to take over from the lower leader it follows
     /// (`Preemption::AfterStable`).
-    pub(in crate::node) fn stand_over(&mut self, now: Instant) {
+    pub(super) fn stand_over(&mut self, now: Instant) {
         if self.quorum().is_none() {
             self.begin_election(now, self.term.next());
             return;
@@ -64,21 +64,18 @@ impl Node {
     /// Whether this node, asked by a lower member's Election, may answer it now.
     ///
     /// docs/protocol.md: R7, answer only if it could lead.
-    pub(in crate::node) fn backing(&mut self, now: Instant, from: NodeId, term: Term) -> Backing {
+    pub(super) fn backing(&mut self, now: Instant, from: NodeId, term: Term) -> Backing {
         if self.quorum().is_none() || self.leadership_term().is_some() {
             return Backing::Answer;
         }
-        match self.connectivity.verdict {
-            Some(verdict) if now < Self::after(verdict.at, self.config.leader_timeout()) => {
-                if verdict.reaches_quorum {
-                    Backing::Answer
-                } else {
-                    self.drop_input(DropReason::NoQuorum);
-                    Backing::Refuse
-                }
+        let leader_timeout = self.config.leader_timeout();
+        match self.connectivity.backs(now, leader_timeout, (from, term)) {
+            Some(true) => Backing::Answer,
+            Some(false) => {
+                self.drop_input(DropReason::NoQuorum);
+                Backing::Refuse
             }
-            _ => {
-                self.connectivity.waiting.insert(from, term);
+            None => {
                 self.start_probe(now, false);
                 Backing::Wait
             }
@@ -89,7 +86,7 @@ impl Node {
     /// first probe, for an answer timeout on its own clock, which may run ρ slow
     /// while this one runs ρ fast: the wait covers that probe's longest real
     /// duration on top of the round trip.
-    pub(in crate::node) fn answer_wait(&self) -> Duration {
+    pub(super) fn answer_wait(&self) -> Duration {
         let answer = self.timings.answer_timeout;
         if self.quorum().is_some() {
             let probe = self.timings.longest(answer);
@@ -100,14 +97,14 @@ impl Node {
     }
     /// Whether a fresh probe found that this node does not reach a quorum
     /// (see `Connectivity::known_unconnected`).
-    pub(in crate::node) fn known_unconnected(&self, now: Instant) -> bool {
+    pub(super) fn known_unconnected(&self, now: Instant) -> bool {
         self.connectivity
             .known_unconnected(now, self.config.leader_timeout())
     }
 
     /// Whether a probe to stand that found no quorum is asked again soon
     /// (R4, `Connectivity::started`).
-    pub(in crate::node) fn retries_start_probe(&self, now: Instant) -> bool {
+    pub(super) fn retries_start_probe(&self, now: Instant) -> bool {
         self.connectivity
             .retries_start_probe(now, self.leader.is_some())
     }

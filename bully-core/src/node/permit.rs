@@ -155,6 +155,8 @@ impl Node {
     /// started or was renewed, as the lease now stands, while it is open: part
     /// of [`poll_timeout`](Node::poll_timeout).
     pub(super) fn permit_deadline(&self) -> Option<Instant> {
+        // Most nodes told no permit: they skip working one out, so that a
+        // follower's every input pays one comparison for it.
         if !self.published.is_open() {
             return None;
         }

@@ -18,8 +18,8 @@ pub mod scale;
 
 use std::fmt::Write as _;
 
-use bully_core::sim::{SendOutcome, Simulation, TraceEntry, TraceRecord};
 use bully_core::{Event, MessageKind};
+use bully_sim::{SendOutcome, Simulation, TraceEntry, TraceRecord};
 
 /// Renders trace records from `from_us` on as a timeline a person can follow: one
 /// line per message (heartbeats left out) and per leadership change, with the time

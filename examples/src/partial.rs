@@ -1,5 +1,5 @@
 //! The `partial` measurement: every partial-connectivity scenario of
-//! [`bully_core::sim::partial`] for every hub placement, algorithm and quorum,
+//! [`bully_sim::partial`] for every hub placement, algorithm and quorum,
 //! over many seeds, summarised per row and rendered as text or CSV.
 //!
 //! Each seed is one [`PartialRun::run`]: a settled cluster led by its highest
@@ -10,7 +10,7 @@
 //! seeds had none).
 //!
 //! ```
-//! use bully_core::sim::partial::Scenario;
+//! use bully_sim::partial::Scenario;
 //! use bully_core::{Algorithm, NodeId};
 //! use bully_examples::partial::{self, PartialOptions, QuorumChoice};
 //!
@@ -23,15 +23,15 @@
 //! let rows = partial::measure(&options)?;
 //! assert_eq!(rows.len(), 1);
 //! assert_eq!(rows[0].expected(), Some(NodeId(4)));
-//! # Ok::<(), bully_core::sim::SimError>(())
+//! # Ok::<(), bully_sim::SimError>(())
 //! ```
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use bully_core::sim::SimError;
-use bully_core::sim::partial::{PartialReport, PartialRun, Placement, Scenario};
 use bully_core::{Algorithm, Config, NodeId, Quorum};
+use bully_sim::SimError;
+use bully_sim::partial::{PartialReport, PartialRun, Placement, Scenario};
 
 use crate::measure::{self, ALGORITHMS};
 use crate::report::columns;

@@ -5,9 +5,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use bully_core::sim::partial::{PartialReport, PartialRun, Placement, Scenario};
 use bully_core::{Algorithm, NodeId};
 use bully_examples::partial::{self, PARTIAL_CSV_HEADER, PartialRow, QuorumChoice};
+use bully_sim::partial::{PartialReport, PartialRun, Placement, Scenario};
 
 mod common;
 use common::simulate;

@@ -6,8 +6,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use bully_core::sim::{SimError, Simulation, TraceEntry};
 use bully_core::{Message, MessageKind, NodeId, Role};
+use bully_sim::{SimError, Simulation, TraceEntry};
 
 use crate::episode::{self, Episode};
 use crate::error::WebError;
@@ -322,7 +322,7 @@ impl Session {
     /// (heartbeats left out).
     pub fn mermaid(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];
-        bully_core::sim::to_mermaid(records, self.sim.members(), false)
+        bully_sim::to_mermaid(records, self.sim.members(), false)
     }
 
     /// The whole trace as JSON lines.

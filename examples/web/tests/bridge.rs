@@ -2,8 +2,8 @@
 //! the same simulation as the native code, counts what the sources count, and a
 //! saved scenario comes back as it was.
 
-use bully_core::sim::{Simulation, scenario};
 use bully_core::{Config, MessageKind, NodeId};
+use bully_sim::{Simulation, scenario};
 use bully_web::{Action, AlgorithmChoice, Frame, Scenario, Session, Settings, WebError};
 
 fn settings(n: u64, algorithm: AlgorithmChoice) -> Settings {
@@ -100,15 +100,15 @@ fn native_run(seed: u64) -> Simulation {
         .with_clock_drift(0.0);
     let mut sim = Simulation::new(seed, (1..=8).map(NodeId), config).unwrap();
     sim.wake_all();
-    sim.set_default_link(bully_core::sim::LinkConfig {
+    sim.set_default_link(bully_sim::LinkConfig {
         loss: 0.2,
-        ..bully_core::sim::LinkConfig::reliable(sim.message_delay())
+        ..bully_sim::LinkConfig::reliable(sim.message_delay())
     });
     sim.enable_trace();
     sim.start_all();
     sim.run_for(sim.settle_bound());
     // The page counts each episode from its trigger (causal depths included),
-    // as `bully_core::sim::scenario` measures.
+    // as `bully_sim::scenario` measures.
     sim.reset_counts();
     sim.crash(NodeId(8)).unwrap();
     sim.reset_counts();

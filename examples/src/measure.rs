@@ -6,7 +6,7 @@ use bully_core::{Algorithm, Config, Event, NodeId};
 use bully_sim::scenario::{self, ElectionReport};
 use bully_sim::{SimError, TraceEntry};
 
-use crate::paper;
+use bully_sim::paper;
 
 /// The three algorithms, in the order every report lists them.
 pub const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];

@@ -6,7 +6,7 @@
 use bully_core::{Algorithm, MessageKind, NodeId, Quorum};
 use bully_examples::costs::{self, CostRow};
 use bully_examples::measure::{self, Case};
-use bully_examples::paper;
+use bully_sim::paper;
 use bully_sim::scenario;
 
 mod common;

@@ -4,7 +4,8 @@
 use std::process::{Command, Output};
 
 use bully_examples::measure::{self, TableRow};
-use bully_examples::{paper, plot, report};
+use bully_examples::{plot, report};
+use bully_sim::paper;
 use bully_sim::scenario::ElectionReport;
 
 fn simulate(args: &[&str]) -> Output {

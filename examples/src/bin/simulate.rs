@@ -16,10 +16,11 @@ use bully_core::{Algorithm, Config, NodeId, Quorum};
 use bully_examples::costs::{self, COST_NODES};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
 use bully_examples::partial::{self, PartialOptions, QuorumChoice};
-use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
+use bully_examples::{leaders, plot, report, scale, timeline};
 use bully_sim::Simulation;
 use bully_sim::partial::Scenario;
 use bully_sim::scenario;
+use bully_sim::{paper, paper_log};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]

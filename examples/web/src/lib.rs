@@ -31,10 +31,6 @@ pub mod explain;
 pub mod fields;
 mod frame;
 mod load;
-#[path = "../../src/paper.rs"]
-pub mod paper;
-#[path = "../../src/paper_log.rs"]
-pub mod paper_log;
 pub mod presets;
 mod scenario;
 mod session;

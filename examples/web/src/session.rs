@@ -315,7 +315,7 @@ impl Session {
     /// (its Figures 3, 4 and 6).
     pub fn paper_log(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];
-        crate::paper_log::render(records, self.settings.algorithm.into())
+        bully_sim::paper_log::render(records, self.settings.algorithm.into())
     }
 
     /// The run since the counts were last reset as a Mermaid sequence diagram

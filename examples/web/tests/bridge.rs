@@ -1,4 +1,4 @@
-//! The bridge's Rust side against bully-core's simulator: the page's session runs
+//! The bridge's Rust side against bully-sim's simulator: the page's session runs
 //! the same simulation as the native code, counts what the sources count, and a
 //! saved scenario comes back as it was.
 
@@ -92,7 +92,7 @@ fn modified_bully_from_4_of_10_sends_25_and_from_1_sends_table_1s_28() {
     );
 }
 
-/// What the page does, done directly on bully-core's simulator.
+/// What the page does, done directly on bully-sim's simulator.
 fn native_run(seed: u64) -> Simulation {
     // The page's model: the sources' exact clocks.
     let config = Config::default()

@@ -11,7 +11,9 @@
 //! both directions. The [`PartialReport`] gives the time from the cut until an
 //! effective leader held for the rest of the window, the share of the window with
 //! one, the term growth, the election messages, and the time to agree after the
-//! heal.
+//! heal. [`measure`] runs every scenario, hub placement, algorithm and quorum
+//! choice over many seeds and summarises each row's seeds ([`PartialRow`]:
+//! medians and extremes), as `simulate partial` prints them.
 //!
 //! ```
 //! use bully_sim::partial::{PartialRun, Placement, Scenario};
@@ -26,12 +28,17 @@
 //! # Ok::<(), bully_sim::SimError>(())
 //! ```
 
+mod sweep;
+
 use std::time::Duration;
 
+use bully_core::{Config, MessageKind, NodeId, Role};
+
 use crate::{SimError, Simulation, scenario};
-use bully_core::Config;
-use bully_core::Role;
-use bully_core::{MessageKind, NodeId};
+
+pub use sweep::{
+    DEFAULT_SEEDS, PartialOptions, PartialRow, QuorumChoice, config, measure, placements,
+};
 
 /// How often the run looks for an effective leader.
 pub const SAMPLE: Duration = Duration::from_millis(10);

@@ -6,8 +6,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use bully_core::{Algorithm, NodeId};
-use bully_examples::partial::{self, PARTIAL_CSV_HEADER, PartialRow, QuorumChoice};
-use bully_sim::partial::{PartialReport, PartialRun, Placement, Scenario};
+use bully_examples::partial::{self, PARTIAL_CSV_HEADER};
+use bully_sim::partial::{
+    PartialReport, PartialRow, PartialRun, Placement, QuorumChoice, Scenario, placements,
+};
 
 mod common;
 use common::simulate;
@@ -47,7 +49,7 @@ fn the_csv_has_one_line_per_scenario_placement_algorithm_and_quorum() {
 
     let mut expected = Vec::new();
     for scenario in Scenario::ALL {
-        for placement in partial::placements(scenario) {
+        for placement in placements(scenario) {
             for algorithm in ["classic", "modified", "ring"] {
                 for quorum in ["majority", "none"] {
                     expected.push((scenario, placement, algorithm, quorum));

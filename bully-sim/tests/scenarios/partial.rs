@@ -7,21 +7,13 @@ use std::time::Duration;
 
 use crate::support::{ALGORITHMS, shortest_leader_timeout};
 use bully_core::{Algorithm, Config, NodeId, Quorum};
-use bully_sim::partial::{PartialRun, Placement, Scenario};
+use bully_sim::partial::{PartialRun, Placement, Scenario, placements};
 
 fn seeds() -> u64 {
     std::env::var("BULLY_PARTIAL_SEEDS")
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(4)
-}
-
-fn placements(scenario: Scenario) -> &'static [Placement] {
-    if scenario.has_hub() {
-        &Placement::ALL
-    } else {
-        &[Placement::Highest]
-    }
 }
 
 /// The timings the partitions run under, each with the staggered detection on
@@ -53,7 +45,7 @@ fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial
     for algorithm in ALGORITHMS {
         for (timing, config) in timings(algorithm) {
             for scenario in Scenario::ALL {
-                for &placement in placements(scenario) {
+                for placement in placements(scenario) {
                     for seed in 1..=seeds() {
                         let run = PartialRun::new(scenario, placement);
                         let report = run.run(&config, seed).unwrap();

@@ -1,7 +1,6 @@
 //! What a simulation call refuses to do.
 
-use bully_core::ConfigError;
-use bully_core::NodeId;
+use bully_core::{ConfigError, NodeId};
 
 /// A simulation call named something it cannot act on.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

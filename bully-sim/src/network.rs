@@ -3,11 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
-use bully_core::Instant;
+use bully_core::{Instant, Message, NodeId};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-
-use bully_core::{Message, NodeId};
 
 /// How one directed link behaves. Every draw comes from the simulation's seeded
 /// generator, so the same seed gives the same losses, copies and delays.

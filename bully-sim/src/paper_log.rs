@@ -16,8 +16,9 @@
 
 use std::fmt::Write as _;
 
-use crate::{SendOutcome, TraceEntry, TraceRecord};
 use bully_core::{Algorithm, Event, Message, MessageKind, NodeId};
+
+use crate::{SendOutcome, TraceEntry, TraceRecord};
 
 /// One message of a log: its kind, sender and receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

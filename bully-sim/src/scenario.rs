@@ -8,14 +8,12 @@
 
 use std::time::Duration;
 
+use bully_core::{Config, MessageCounts, MessageKind, NodeId};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::{SimError, Simulation};
-use bully_core::Config;
-use bully_core::MessageCounts;
-use bully_core::{MessageKind, NodeId};
 
 /// What one measured election cost.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,9 +2,9 @@
 
 use core::fmt::Write as _;
 
+use bully_core::{Event, Message, MessageKind, NodeId};
+
 use crate::network::SendOutcome;
-use bully_core::Event;
-use bully_core::{Message, MessageKind, NodeId};
 
 /// One thing that happened, at `at_us` microseconds of simulated time.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

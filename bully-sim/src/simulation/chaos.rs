@@ -13,12 +13,11 @@
 
 use std::time::Duration;
 
+use bully_core::{Config, NodeId};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{LinkConfig, SimError, Simulation};
-use bully_core::Config;
-use bully_core::NodeId;
 
 /// One thing that can happen to a simulated cluster.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -54,15 +54,13 @@
 //! process pause does (docs/correctness.md, section 2): after one, overlaps are
 //! counted, not flagged.
 
-use bully_core::Instant;
 use std::collections::{BTreeMap, BTreeSet};
+
+use bully_core::invariants::{self, Broken, Member, SafetyState};
+use bully_core::{Event, FencingToken, Instant, Node, NodeId, Term, Transmit};
 
 use super::clock::Clock;
 use super::work::WorkModel;
-use bully_core::Node;
-use bully_core::invariants::{self, Broken, Member, SafetyState};
-use bully_core::{Event, FencingToken};
-use bully_core::{NodeId, Term, Transmit};
 
 /// A broken safety property, with the simulated time (microseconds since the
 /// start) at which it was seen.

@@ -16,9 +16,9 @@
 
 use std::time::Duration;
 
+use bully_core::{Instant, NodeId};
+
 use super::{SimError, Simulation, TraceEntry};
-use bully_core::Instant;
-use bully_core::NodeId;
 
 /// Parts per billion in one.
 const BILLION: i128 = 1_000_000_000;

@@ -1,10 +1,9 @@
 //! Commands on a [`Simulation`]'s members: start, wake, crash, restart, a
 //! command to a node, and forged traffic.
 
+use bully_core::{Instant, Message, Node, NodeId};
+
 use super::{SendOutcome, SimError, Simulation, TraceEntry};
-use bully_core::Instant;
-use bully_core::Node;
-use bully_core::{Message, NodeId};
 
 impl Simulation {
     /// Starts one member (`Node::start`): from now on it is up.

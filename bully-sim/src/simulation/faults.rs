@@ -1,8 +1,9 @@
 //! Network faults on a running [`Simulation`]: link behaviour, partitions and
 //! cuts, and healing them.
 
-use super::{LinkConfig, SimError, Simulation, TraceEntry};
 use bully_core::NodeId;
+
+use super::{LinkConfig, SimError, Simulation, TraceEntry};
 
 impl Simulation {
     /// Sets the behaviour of every link without an override. Its `delay`

@@ -3,11 +3,9 @@
 
 use std::time::Duration;
 
+use bully_core::{Instant, MessageCounts, NodeId, Role};
+
 use super::{InFlightMessage, Simulation, Violation, micros};
-use bully_core::Instant;
-use bully_core::MessageCounts;
-use bully_core::NodeId;
-use bully_core::Role;
 
 impl Simulation {
     /// Zeroes the message counters and causal depths, and starts the clock of

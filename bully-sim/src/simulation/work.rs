@@ -23,10 +23,9 @@
 
 use std::time::Duration;
 
+use bully_core::{Config, Instant, Node, Quorum};
+
 use super::clock::Clock;
-use bully_core::Instant;
-use bully_core::Node;
-use bully_core::{Config, Quorum};
 
 /// What the model knows of one member's work, in real time.
 #[derive(Clone, Copy, Debug, Default)]

@@ -7,12 +7,10 @@
 
 use std::time::Duration;
 
+use bully_core::{Config, Instant, Node, NodeId, Quorum};
+
 use super::{Work, WorkModel, margin};
 use crate::simulation::clock::Clock;
-use bully_core::Instant;
-use bully_core::Node;
-use bully_core::NodeId;
-use bully_core::{Config, Quorum};
 
 const NANO: Duration = Duration::from_nanos(1);
 

@@ -1,6 +1,6 @@
 //! `simulate partial`: the rows it prints, its filters, its CSV, and how a row
 //! summarises its seeds. What the core achieves in each scenario is asserted by
-//! the core's own tests; here only the report's shape and arithmetic.
+//! bully-sim's own tests; here only the report's shape and arithmetic.
 
 use std::process::Command;
 use std::time::Duration;

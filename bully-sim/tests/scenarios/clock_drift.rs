@@ -6,7 +6,7 @@
 //!
 //! The simulator gives each member its own clock (`Simulation::set_clock_drift`)
 //! and compares leaderships and work in real time. The random sweeps
-//! (`tests/quorum.rs`, `tests/properties.rs`) draw every member's drift within ρ,
+//! (`quorum.rs`, `properties.rs`) draw every member's drift within ρ,
 //! but their timings leave so much room between an old lease's end and a new
 //! leadership's start (a message delay, a probe, an election, a claim's round
 //! trip: about 110 ms with the default timings) that a wrong drift factor would

@@ -1,7 +1,7 @@
 //! A liveness counterexample the quorum sweep found at 100,000 schedules
-//! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-core --features sim
-//! --test quorum`: classic Bully, seed 14765, three members, `AtLeast(2)`,
-//! `AfterStable(800 ms)`, ρ = 0.1): after the faults stop, with every clock
+//! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-sim
+//! --test scenarios quorum::`: classic Bully, seed 14765, three members,
+//! `AtLeast(2)`, `AfterStable(800 ms)`, ρ = 0.1): after the faults stop, with every clock
 //! within the bound, the two live members never agreed on a leader. Fixed by
 //! sizing the waits for answers to a superior's probe on a slow clock
 //! (docs/protocol.md, R14); the test fails on the code before that.

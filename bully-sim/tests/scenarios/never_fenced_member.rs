@@ -1,7 +1,7 @@
 //! A liveness counterexample the quorum sweep found at 100,000 schedules
-//! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-core --features sim
-//! --test quorum`: seed 20164, three members, `AtLeast(2)`, `Preemption::Never`,
-//! classic and modified Bully alike): after the faults stop, one live member
+//! (`BULLY_QUORUM_SEEDS=100000 cargo test --release -p bully-sim
+//! --test scenarios quorum::`: seed 20164, three members, `AtLeast(2)`,
+//! `Preemption::Never`, classic and modified Bully alike): after the faults stop, one live member
 //! never followed the leader the other two agreed on. Fixed: the member
 //! names its own leadership of that term to the leader, which yields, and
 //! the election that follows gives all three a newer term.

@@ -53,8 +53,9 @@ impl Watched {
     /// [`crate::bully::BullyPeer::new`] builds it.
     pub fn new(id: u64, n: u64, config: Config, base: Instant) -> Self {
         let members: Vec<NodeId> = (1..=n).map(NodeId).collect();
-        let node = Node::with_durable_state(NodeId(id), members, config, DurableState::first_boot())
-            .expect("a valid configuration");
+        let node =
+            Node::with_durable_state(NodeId(id), members, config, DurableState::first_boot())
+                .expect("a valid configuration");
         Watched {
             node,
             base,

@@ -14,9 +14,6 @@ pub mod invariants;
 mod members;
 mod message;
 mod node;
-#[cfg(feature = "sim")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
-pub mod sim;
 mod stats;
 mod time;
 mod timer;

@@ -147,7 +147,7 @@ impl Timing {
     /// outlasts the default lease margin (the 1 s grace period and 250 ms) by
     /// about 1.6 s, eight heartbeat intervals, so that under 30 % loss on every
     /// link a lease lapses, and the job restarts, less than once a minute
-    /// (`bully-core/tests/lossy_lease.rs`); with 2 s it lapsed about four times a
+    /// (`bully-sim/tests/scenarios/lossy_lease.rs`); with 2 s it lapsed about four times a
     /// minute among three members.
     fn leader_timeout_ms() -> u64 {
         3000

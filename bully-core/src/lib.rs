@@ -15,9 +15,6 @@ mod members;
 mod message;
 mod node;
 mod permit;
-#[cfg(feature = "sim")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
-pub mod sim;
 mod stats;
 mod time;
 mod timer;

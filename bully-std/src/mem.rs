@@ -1,6 +1,6 @@
 //! [`MemTransport`], the endpoint of an in-process [`MemNetwork`] with fault
 //! controls, for tests. The network and its faults are written once
-//! (`bully_core::driver::MemNetwork`), bully-tokio's too; this is the threads'
+//! (`bully_sim::MemNetwork`), bully-tokio's too; this is the threads'
 //! side of it: a std channel per mailbox, a delay slept by the receiving thread.
 //!
 //! This is test scaffolding, not part of the model: it uses std's types even
@@ -11,18 +11,18 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use bully_core::driver::MemEndpoint;
 use bully_core::{Message, NodeId};
+use bully_sim::MemEndpoint;
 
 use crate::transport::Transport;
 
-pub use bully_core::driver::MemStats;
+pub use bully_sim::MemStats;
 
 /// An in-process network: every member gets a [`MemTransport`] with its own
-/// mailbox from [`endpoint`](bully_core::driver::MemNetwork::endpoint), and
+/// mailbox from [`endpoint`](bully_sim::MemNetwork::endpoint), and
 /// messages travel through std channels, in order. Cheap to clone (clones share
 /// the network). The same type, and the same controls, as bully-tokio's
-/// `MemNetwork` (see [`bully_core::driver::MemNetwork`] for every control).
+/// `MemNetwork` (see [`bully_sim::MemNetwork`] for every control).
 ///
 /// Faults, as in raft-rs's test network: `partition` two groups (or
 /// `partition_oneway`), `isolate` a member (to the others, a crash), `repair`
@@ -49,13 +49,13 @@ pub use bully_core::driver::MemStats;
 ///     assert_eq!(leader.id, NodeId(3));
 /// }
 /// ```
-pub type MemNetwork = bully_core::driver::MemNetwork<MemTransport>;
+pub type MemNetwork = bully_sim::MemNetwork<MemTransport>;
 
 /// A message, with when it may be received (after the network's delay).
 type Datagram = (Instant, NodeId, Message);
 
 /// One member's link to a [`MemNetwork`], from
-/// [`MemNetwork::endpoint`](bully_core::driver::MemNetwork::endpoint).
+/// [`MemNetwork::endpoint`](bully_sim::MemNetwork::endpoint).
 #[derive(Debug)]
 pub struct MemTransport {
     id: NodeId,

@@ -36,7 +36,7 @@ use bully_core::{Config, Node, NodeId, Quorum};
 use bully_std::{Builder, Handle, MemNetwork};
 
 mod support;
-use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
+use bully_sim::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 use support::faulty::{Faults, FaultyTransport};
 
 const WAIT: Duration = Duration::from_secs(30);

@@ -1,22 +1,22 @@
 //! [`MemTransport`], the endpoint of an in-process [`MemNetwork`] with fault
 //! controls, for tests and demos. The network and its faults are written once
-//! (`bully_core::driver::MemNetwork`), bully-std's too; this is tokio's side of
+//! (`bully_sim::MemNetwork`), bully-std's too; this is tokio's side of
 //! it: a tokio channel per mailbox, delays slept on tokio's clock.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bully_core::driver::MemEndpoint;
 use bully_core::{Message, NodeId};
+use bully_sim::MemEndpoint;
 use tokio::sync::mpsc;
 
 use crate::transport::{Transport, TransportError};
 
-pub use bully_core::driver::MemStats;
+pub use bully_sim::MemStats;
 
 /// An in-process network connecting [`MemTransport`]s, with controls to drop,
 /// delay and partition their traffic (see
-/// [`bully_core::driver::MemNetwork`] for every control). Clones share the same
+/// [`bully_sim::MemNetwork`] for every control). Clones share the same
 /// network.
 ///
 /// Delivery is like UDP's: a message to a member with no live endpoint, across a
@@ -35,12 +35,12 @@ pub use bully_core::driver::MemStats;
 /// network.heal();
 /// # drop((a, b));
 /// ```
-pub type MemNetwork = bully_core::driver::MemNetwork<MemTransport>;
+pub type MemNetwork = bully_sim::MemNetwork<MemTransport>;
 
 type Mailbox = mpsc::UnboundedSender<(NodeId, Message)>;
 
 /// One member's attachment to a [`MemNetwork`], from
-/// [`MemNetwork::endpoint`](bully_core::driver::MemNetwork::endpoint).
+/// [`MemNetwork::endpoint`](bully_sim::MemNetwork::endpoint).
 #[derive(Debug)]
 pub struct MemTransport {
     id: NodeId,

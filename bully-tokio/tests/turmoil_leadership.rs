@@ -34,9 +34,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use bully_core::driver::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 use bully_core::wire::Incarnation;
 use bully_core::{Config, Node, NodeId, Quorum};
+use bully_sim::{Interval, WorkLog, check_w1, closest_hand_over, overlapping};
 
 mod support;
 use support::lossy::{Loss, LossySocket};

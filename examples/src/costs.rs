@@ -3,7 +3,7 @@
 //! `docs/correctness.md` quotes for the "cost and time" questions of the course
 //! exercise "Bully Algorithm Dance".
 //!
-//! The runs are the sources' scenarios of [`bully_core::sim::scenario`] (README.md,
+//! The runs are the sources' scenarios of [`bully_sim::scenario`] (README.md,
 //! "Sources"), measured
 //! the same way (from the trigger until every live member names the same leader,
 //! then until the election's last message has landed), with one difference that
@@ -14,9 +14,9 @@
 //! the leader, is counted. Without a quorum the counts equal `table`, `formulas`
 //! and `cases` (a test checks it).
 
-use bully_core::sim::scenario::members;
-use bully_core::sim::{SimError, Simulation, TraceEntry};
 use bully_core::{Algorithm, Config, Message, MessageCounts, MessageKind, NodeId, Quorum};
+use bully_sim::scenario::members;
+use bully_sim::{SimError, Simulation, TraceEntry};
 
 use crate::measure::ALGORITHMS;
 
@@ -162,7 +162,7 @@ pub fn cost_row(config: &Config, n: u64) -> Result<CostRow, SimError> {
         .collect::<Result<Vec<_>, _>>()?;
     let leader = NodeId(n);
     let crash_and_tell = |noticer: Option<NodeId>| -> Result<Cost, SimError> {
-        let mut sim = bully_core::sim::scenario::settled(config, n, 0)?;
+        let mut sim = bully_sim::scenario::settled(config, n, 0)?;
         measure(&mut sim, config, |sim| {
             sim.crash(leader)?;
             if let Some(noticer) = noticer {

@@ -1,16 +1,15 @@
 //! Shared helpers for the example programs: printing simulation traces for people,
 //! and the measurements, reports and plot behind `simulate`'s reproduction of the
-//! sources (README.md, "Sources": Soundarabai et al.'s Table 1, equations and logs;
-//! the lecture notes' cases; the Bully Algorithm Dance's experiments), the timed elections of `simulate scale` and the
-//! partial-connectivity scenarios of `simulate partial`; and a real cluster on
-//! loopback ([`loopback`]), for `cluster` and `failover`.
+//! sources (README.md, "Sources": Soundarabai et al.'s Table 1, equations and logs,
+//! which `bully_sim::paper` and `bully_sim::paper_log` hold; the lecture notes'
+//! cases; the Bully Algorithm Dance's experiments), the timed elections of
+//! `simulate scale` and the partial-connectivity scenarios of `simulate partial`;
+//! and a real cluster on loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]
 
 pub mod costs;
 pub mod loopback;
 pub mod measure;
-pub mod paper;
-pub mod paper_log;
 pub mod partial;
 pub mod plot;
 pub mod report;
@@ -18,8 +17,8 @@ pub mod scale;
 
 use std::fmt::Write as _;
 
-use bully_core::sim::{SendOutcome, Simulation, TraceEntry, TraceRecord};
 use bully_core::{Event, MessageKind};
+use bully_sim::{SendOutcome, Simulation, TraceEntry, TraceRecord};
 
 /// Renders trace records from `from_us` on as a timeline a person can follow: one
 /// line per message (heartbeats left out) and per leadership change, with the time

@@ -1,12 +1,12 @@
 //! The measurements behind each `simulate` command: which scenario of
-//! `bully_core::sim::scenario` runs, for which sizes and algorithms. Each returns
+//! `bully_sim::scenario` runs, for which sizes and algorithms. Each returns
 //! rows that [`crate::report`] turns into text or CSV, and that tests assert on.
 
-use bully_core::sim::scenario::{self, ElectionReport};
-use bully_core::sim::{SimError, TraceEntry};
 use bully_core::{Algorithm, Config, Event, NodeId};
+use bully_sim::scenario::{self, ElectionReport};
+use bully_sim::{SimError, TraceEntry};
 
-use crate::paper;
+use bully_sim::paper;
 
 /// The three algorithms, in the order every report lists them.
 pub const ALGORITHMS: [Algorithm; 3] = [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring];

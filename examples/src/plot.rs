@@ -5,7 +5,7 @@ use plotters::coord::types::RangedCoordu64;
 use plotters::prelude::*;
 
 use crate::measure::TableRow;
-use crate::paper;
+use bully_sim::paper;
 
 /// Classic Bully's colour (vermillion; the three colours stay apart for
 /// colour-blind readers).

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::measure::{
     self, CaseRow, EXPERIMENTS, ExperimentRow, FailoverRow, FormulaRow, TableRow,
 };
-use crate::paper;
+use bully_sim::paper;
 
 /// The header of `simulate table --format csv`.
 pub const TABLE_CSV_HEADER: &str = "n,classic,paper_classic,modified,paper_modified,ring,classic_delays,modified_delays,ring_delays";

@@ -9,9 +9,9 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use bully_core::sim::SimError;
-use bully_core::sim::scenario::{self, ElectionReport};
 use bully_core::{Algorithm, NodeId};
+use bully_sim::SimError;
+use bully_sim::scenario::{self, ElectionReport};
 
 use crate::measure;
 

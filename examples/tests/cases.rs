@@ -5,7 +5,8 @@
 
 use bully_core::{Algorithm, MessageKind, NodeId};
 use bully_examples::measure::{self, Case};
-use bully_examples::{paper, report};
+use bully_examples::report;
+use bully_sim::paper;
 
 mod common;
 use common::simulate;

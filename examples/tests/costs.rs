@@ -3,11 +3,11 @@
 //! sources' counts that `table`, `formulas`, `cases`, `failover` and `experiments` print;
 //! with one, the gate only ever adds to them.
 
-use bully_core::sim::scenario;
 use bully_core::{Algorithm, MessageKind, NodeId, Quorum};
 use bully_examples::costs::{self, CostRow};
 use bully_examples::measure::{self, Case};
-use bully_examples::paper;
+use bully_sim::paper;
+use bully_sim::scenario;
 
 mod common;
 use common::simulate;

@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, MessageKind, NodeId};
-use bully_examples::paper_log::{self, LogMessage};
+use bully_sim::paper_log::{self, LogMessage};
+use bully_sim::scenario;
 
 const FIGURE_6: &str = include_str!("fixtures/figure6.log");
 const FIGURES_3_4: &str = include_str!("fixtures/figures3-4.log");

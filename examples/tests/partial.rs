@@ -1,13 +1,15 @@
 //! `simulate partial`: the rows it prints, its filters, its CSV, and how a row
 //! summarises its seeds. What the core achieves in each scenario is asserted by
-//! the core's own tests; here only the report's shape and arithmetic.
+//! bully-sim's own tests; here only the report's shape and arithmetic.
 
 use std::process::Command;
 use std::time::Duration;
 
-use bully_core::sim::partial::{PartialReport, PartialRun, Placement, Scenario};
 use bully_core::{Algorithm, NodeId};
-use bully_examples::partial::{self, PARTIAL_CSV_HEADER, PartialRow, QuorumChoice};
+use bully_examples::partial::{self, PARTIAL_CSV_HEADER};
+use bully_sim::partial::{
+    PartialReport, PartialRow, PartialRun, Placement, QuorumChoice, Scenario, placements,
+};
 
 mod common;
 use common::simulate;
@@ -47,7 +49,7 @@ fn the_csv_has_one_line_per_scenario_placement_algorithm_and_quorum() {
 
     let mut expected = Vec::new();
     for scenario in Scenario::ALL {
-        for placement in partial::placements(scenario) {
+        for placement in placements(scenario) {
             for algorithm in ["classic", "modified", "ring"] {
                 for quorum in ["majority", "none"] {
                     expected.push((scenario, placement, algorithm, quorum));

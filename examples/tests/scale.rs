@@ -2,7 +2,7 @@
 //! reproduce a figure of BENCHMARKS.md. The message counts are the analysis's;
 //! the time is only checked to be a number.
 
-use bully_examples::paper;
+use bully_sim::paper;
 
 mod common;
 use common::simulate;

@@ -3,9 +3,10 @@
 
 use std::process::{Command, Output};
 
-use bully_core::sim::scenario::ElectionReport;
 use bully_examples::measure::{self, TableRow};
-use bully_examples::{paper, plot, report};
+use bully_examples::{plot, report};
+use bully_sim::paper;
+use bully_sim::scenario::ElectionReport;
 
 fn simulate(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_simulate"))

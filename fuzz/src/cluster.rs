@@ -1,13 +1,13 @@
-//! The `cluster` target: a simulated cluster (`bully_core::sim`) under arbitrary
+//! The `cluster` target: a simulated cluster (`bully_sim`) under arbitrary
 //! faults and commands, checked for safety after every step and for convergence
 //! after the faults heal.
 
 use std::time::Duration;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use bully_core::sim::chaos::{Action, Settle};
-use bully_core::sim::{Simulation, TraceEntry};
 use bully_core::{Algorithm, Config, Message, NodeId, Preemption, Quorum};
+use bully_sim::chaos::{Action, Settle};
+use bully_sim::{Simulation, TraceEntry};
 
 use super::tracing;
 

@@ -3,8 +3,8 @@
 //! them through `fuzz_targets/*.rs` (nightly, `cargo fuzz run`); the stable
 //! runner ([`runner`], the `fuzz-stable` command of `fuzz/stable`) feeds them
 //! the committed corpus and inputs mutated from it; and
-//! `bully-core/tests/fuzz_corpus.rs` (this crate is a dev-dependency of
-//! bully-core, without the `libfuzzer` feature) does the same from `cargo test`.
+//! this crate's `tests/corpus.rs` does the same from `cargo test` (without
+//! the `libfuzzer` feature).
 //!
 //! Each function reads its choices from the bytes with
 //! [`arbitrary::Unstructured`]; running out of bytes ends the run quietly. A

@@ -3,8 +3,8 @@
 //! libFuzzer (so on a stable toolchain), and saves a crash where `cargo fuzz run`
 //! replays it (`fuzz/artifacts/<target>/crash-<sha1 of the input>`).
 //!
-//! `fuzz/stable` wraps it in the `fuzz-stable` command, and
-//! `bully-core/tests/fuzz_corpus.rs` calls it from `cargo test`.
+//! `fuzz/stable` wraps it in the `fuzz-stable` command, and `tests/corpus.rs`
+//! calls it from `cargo test`.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};

@@ -62,7 +62,14 @@ fn awaiting_coordinator(n: u64, start: Instant) -> Node {
 
 fn follower(n: u64, start: Instant) -> Node {
     let mut node = awaiting_coordinator(n, start);
-    node.handle_message(start, NodeId(n), Message::Coordinator { term: Term(1), round: 0 });
+    node.handle_message(
+        start,
+        NodeId(n),
+        Message::Coordinator {
+            term: Term(1),
+            round: 0,
+        },
+    );
     drain(&mut node);
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(n)));
     node
@@ -96,7 +103,10 @@ fn answer_setup(n: u64) -> Box<Input> {
 /// An answered candidate hears the Coordinator of `N`.
 fn coordinator_setup(n: u64) -> Box<Input> {
     let start = Instant::now();
-    let message = Message::Coordinator { term: Term(1), round: 0 };
+    let message = Message::Coordinator {
+        term: Term(1),
+        round: 0,
+    };
     input(awaiting_coordinator(n, start), start, NodeId(n), message)
 }
 
@@ -191,7 +201,10 @@ fn message(kind: &str) -> Message {
         "Coordinator" => Message::Coordinator { term, round: 0 },
         "Heartbeat" => Message::Heartbeat { term, round: 1 },
         "Ack" => Message::Ack { term, round: 1 },
-        "Resign" => Message::Resign { term, successor: None },
+        "Resign" => Message::Resign {
+            term,
+            successor: None,
+        },
         "Takeover" => Message::Takeover { term },
         "RingElection" => Message::RingElection {
             term,

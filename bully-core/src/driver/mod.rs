@@ -3,9 +3,9 @@
 //! state written before any message that depends on it leaves ([`Persister`]), membership and key changes applied to the node and
 //! the transport in the safe order ([`Change`], [`ChangeError`]), the driver's
 //! counters ([`DriverStats`]), when each member was last heard ([`LastHeard`]),
-//! the settings every driver's `Builder` has ([`Settings`]), and what both
-//! drivers test with: the in-memory network ([`MemNetwork`]) and the W1 check
-//! on a log of work intervals ([`WorkLog`], [`check_w1`]).
+//! and the settings every driver's `Builder` has ([`Settings`]). What both
+//! drivers test with, the in-memory network and the W1 check on a log of work
+//! intervals, is in the `bully-sim` crate.
 //!
 //! [`DriverCore`] puts the first four together: a driver owns one, feeds it what
 //! its runtime receives and the clock's readings, and carries out what it and
@@ -47,22 +47,16 @@ mod change;
 mod core;
 mod error;
 mod heard;
-mod mem;
 mod persist;
 mod settings;
 mod stats;
 #[cfg(test)]
 mod tests;
-mod work;
 
 pub use change::{Change, Peers, apply};
 pub use core::DriverCore;
 pub use error::{ChangeError, DriverError};
 pub use heard::LastHeard;
-pub use mem::{MemEndpoint, MemNetwork, MemStats};
 pub use persist::{Persist, Persister};
 pub use settings::{DEFAULT_EVENT_CAPACITY, Settings};
 pub use stats::DriverStats;
-pub use work::{
-    Interval, W1Violation, WorkLog, check_w1, closest_hand_over, overlapping, tokens_going_back,
-};

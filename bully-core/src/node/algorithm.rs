@@ -30,6 +30,7 @@ impl Node {
 
     /// An `Election` from `from` in `term` (also one that waited for a
     /// probe's verdict). The ring has its own token instead.
+    #[inline]
     pub(super) fn on_election(&mut self, now: Instant, from: NodeId, term: Term) {
         match self.config.algorithm() {
             Algorithm::Classic => self.classic_on_election(now, from, term),
@@ -40,6 +41,7 @@ impl Node {
 
     /// An `Answer` from `from` in `term`: a higher member alive (classic,
     /// modified), or a hop acknowledged (ring).
+    #[inline]
     pub(super) fn on_answer(&mut self, now: Instant, from: NodeId, term: Term) {
         match self.config.algorithm() {
             Algorithm::Classic => self.classic_on_answer(now, from, term),

@@ -247,11 +247,13 @@ impl Connectivity {
 
     /// Whether it may start a probe to stand now (not while one runs, nor
     /// while it backs off after failed ones).
+    #[inline]
     pub(super) fn may_probe(&self, now: Instant) -> bool {
         self.probe.is_none() && self.quiet_until.is_none_or(|until| now >= until)
     }
 
     /// The leader it follows was heard from.
+    #[inline]
     pub(super) fn leader_heard(&mut self, now: Instant) {
         self.leader_heard_at = Some(now);
     }
@@ -271,7 +273,9 @@ impl Connectivity {
         self.verdict_heard.extend(acknowledging);
     }
 
-    /// A message from `from` (`voter`: it votes). If it holds that it does not
+    /// A message from `from` (`is_voter` says whether it votes: asked only
+    /// when it matters, since a lookup in the membership on every message
+    /// would cost the steady state). If it holds that it does not
     /// reach a quorum and `from` is a voter it did not hear when it concluded
     /// that, the conclusion may be out of date (a member joined or came back,
     /// a link healed): it forgets it, and its back-off, and probes when it
@@ -279,11 +283,15 @@ impl Connectivity {
     /// only those, and keeps its verdict.
     ///
     /// Part of R8 (`back_off`).
-    pub(super) fn heard_from(&mut self, from: NodeId, voter: bool) {
+    #[inline]
+    pub(super) fn heard_from(&mut self, from: NodeId, is_voter: impl FnOnce(NodeId) -> bool) {
         let Some(verdict) = self.verdict else {
             return;
         };
-        if verdict.reaches_quorum || !voter || self.verdict_heard.binary_search(&from).is_ok() {
+        if verdict.reaches_quorum
+            || !is_voter(from)
+            || self.verdict_heard.binary_search(&from).is_ok()
+        {
             return;
         }
         self.verdict = None;

@@ -41,6 +41,7 @@ impl Hash for FailureDetector {
 impl FailureDetector {
     /// The leader timeout at `rank` (members able to lead above this one),
     /// lengthened by the rounds missed lately.
+    #[inline]
     pub(super) fn timeout(&mut self, timings: &Timings, rank: usize) -> Duration {
         let missed = self.loss.missed();
         match self.memo {
@@ -61,6 +62,7 @@ impl FailureDetector {
     /// the loss-adaptive detector reads.
     ///
     /// docs/protocol.md: R26, the loss-adaptive detector.
+    #[inline]
     pub(super) fn heard_round(&mut self, timings: &Timings, round: u64) {
         if !timings.adapt_to_loss {
             // Nothing reads the window: keeping it would only tell apart states
@@ -80,6 +82,7 @@ impl FailureDetector {
     }
 
     /// A new leadership is followed: its rounds count from its first.
+    #[inline]
     pub(super) fn new_leadership(&mut self) {
         self.loss.new_leadership();
     }

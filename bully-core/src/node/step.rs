@@ -38,7 +38,7 @@ impl Node {
         // Whatever it says, the sender is alive.
         self.members.clear_suspicion(from);
         self.connectivity
-            .heard_from(from, self.members.is_voter(from));
+            .heard_from(from, |from| self.members.is_voter(from));
         self.step(now, from, message);
     }
 
@@ -103,16 +103,19 @@ impl Node {
         self.timers.expired(now)
     }
 
+    #[inline]
     pub(super) fn send(&mut self, to: NodeId, message: Message) {
         debug_assert!(to != self.id, "a node never sends to itself");
         self.stats.sent[message.kind()] += 1;
         self.transmits.push_back(Transmit { to, message });
     }
 
+    #[inline]
     pub(super) fn drop_input(&mut self, reason: DropReason) {
         self.stats.dropped[reason] += 1;
     }
 
+    #[inline]
     pub(super) fn clock(&mut self, now: Instant) -> Instant {
         let now = match self.latest {
             Some(latest) if latest > now => latest,

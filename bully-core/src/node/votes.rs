@@ -81,6 +81,7 @@ impl Votes {
     /// newer lease runs), nor a repeated ask shorten one.
     ///
     /// docs/protocol.md: G4, an acknowledgement is a promise.
+    #[inline]
     pub(super) fn promise_to(&mut self, now: Instant, leader: NodeId, term: Term, until: Instant) {
         self.promised_nothing = false;
         let mut until = until;

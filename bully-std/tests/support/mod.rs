@@ -1,7 +1,7 @@
 //! bully-std's test harness, shared by its tests: [`mem::MemCluster`] (members
 //! over the in-memory network, with cut, isolate, heal, crash and restart) and
 //! a transport with loss and freezes ([`faulty`]). The W1 check on work
-//! intervals is `bully_core::driver::check_w1`, bully-tokio's tests' too.
+//! intervals is `bully_sim::check_w1`, bully-tokio's tests' too.
 // Each test binary uses a part of the harness: what one does not use is not dead.
 #![allow(dead_code)]
 

@@ -6,7 +6,7 @@
 //! agree on a leader ([`agree`]); loopback sockets ([`udp`]); a socket that
 //! loses datagrams ([`lossy`]) and turmoil's socket as the transport's
 //! ([`sim_socket`]). The W1 check on work intervals is
-//! `bully_core::driver::check_w1`, bully-std's tests' too.
+//! `bully_sim::check_w1`, bully-std's tests' too.
 // Each test binary uses a part of the harness: what one does not use is not dead.
 #![allow(dead_code)]
 

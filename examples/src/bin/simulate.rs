@@ -12,14 +12,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bully_core::sim::Simulation;
-use bully_core::sim::partial::Scenario;
-use bully_core::sim::scenario;
 use bully_core::{Algorithm, Config, NodeId, Quorum};
 use bully_examples::costs::{self, COST_NODES};
 use bully_examples::measure::{self, CASE_NODES, FAILOVER_NODES, TABLE_1_NODES};
-use bully_examples::partial::{self, PartialOptions, QuorumChoice};
-use bully_examples::{leaders, paper, paper_log, plot, report, scale, timeline};
+use bully_examples::{leaders, plot, report, scale, timeline};
+use bully_sim::Simulation;
+use bully_sim::partial::{self, PartialOptions, QuorumChoice, Scenario};
+use bully_sim::scenario;
+use bully_sim::{paper, paper_log};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -433,8 +433,8 @@ fn partial(
     }
     let rows = partial::measure(&options)?;
     match format {
-        Format::Text => print!("{}", partial::text(&rows)),
-        Format::Csv => print!("{}", partial::csv(&rows)),
+        Format::Text => print!("{}", bully_examples::partial::text(&rows)),
+        Format::Csv => print!("{}", bully_examples::partial::csv(&rows)),
     }
     Ok(())
 }

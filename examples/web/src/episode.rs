@@ -4,8 +4,8 @@
 //! (a process whose own timeout made it join the election turns one election
 //! into several).
 
-use bully_core::sim::{Simulation, TraceEntry, TraceRecord};
 use bully_core::{Event, NodeId};
+use bully_sim::{Simulation, TraceEntry, TraceRecord};
 
 use crate::scenario::Action;
 

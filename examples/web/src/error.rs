@@ -2,7 +2,7 @@
 //! plain words, never a panic of the module. The texts are written for a student
 //! at the page: what was wrong and what to do instead, without parser jargon.
 
-use bully_core::sim::SimError;
+use bully_sim::SimError;
 
 use crate::clock::{MAX_TIME_TM, MAX_TIME_US};
 use crate::limits::MAX_MEMBERS;

@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use crate::episode::Episode;
-use crate::paper;
 use crate::scenario::{AlgorithmChoice, QuorumChoice, Settings};
+use bully_sim::paper;
 
 /// Soundarabai et al.'s paper, by its authors and title.
 pub const SOUNDARABAI_PAPER: &str =

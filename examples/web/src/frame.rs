@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use bully_core::sim::Simulation;
+use bully_sim::Simulation;
 use bully_core::{MessageKind, NodeId, Role};
 use serde::Serialize;
 

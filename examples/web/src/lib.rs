@@ -33,10 +33,6 @@ pub mod fields;
 mod frame;
 mod limits;
 mod load;
-#[path = "../../src/paper.rs"]
-pub mod paper;
-#[path = "../../src/paper_log.rs"]
-pub mod paper_log;
 pub mod presets;
 mod scenario;
 mod session;

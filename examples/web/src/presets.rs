@@ -1,11 +1,11 @@
 //! The "Bully Algorithm Dance"'s five experiments with six dancers, as scenarios the page loads with
-//! one click. Each is the script `bully_core::sim::scenario::dance_experiment`
+//! one click. Each is the script `bully_sim::scenario::dance_experiment`
 //! runs, written down as timed actions: the instants come from running that
 //! script on a scratch simulation, the die from the same seeded generator, so the
 //! page shows the run the tests measure.
 
 use bully_core::NodeId;
-use bully_core::sim::{Simulation, scenario};
+use bully_sim::{Simulation, scenario};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use bully_core::sim::LinkConfig;
 use bully_core::{Algorithm, Config, NodeId, Preemption, Quorum};
+use bully_sim::LinkConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::WebError;

@@ -6,8 +6,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use bully_core::sim::{SimError, Simulation, TraceEntry};
 use bully_core::{Message, MessageKind, NodeId, Role};
+use bully_sim::{SimError, Simulation, TraceEntry};
 
 use crate::clock::{MAX_TIME_US, micros};
 use crate::episode::{self, Before, Episode};
@@ -325,14 +325,14 @@ impl Session {
     /// (its Figures 3, 4 and 6).
     pub fn paper_log(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];
-        crate::paper_log::render(records, self.settings.algorithm.into())
+        bully_sim::paper_log::render(records, self.settings.algorithm.into())
     }
 
     /// The run since the counts were last reset as a Mermaid sequence diagram
     /// (heartbeats left out).
     pub fn mermaid(&self) -> String {
         let records = &self.sim.trace()[self.measured_from..];
-        bully_core::sim::to_mermaid(records, self.sim.members(), false)
+        bully_sim::to_mermaid(records, self.sim.members(), false)
     }
 
     /// The whole trace as JSON lines.

@@ -1,9 +1,9 @@
-//! The bridge's Rust side against bully-core's simulator: the page's session runs
+//! The bridge's Rust side against bully-sim's simulator: the page's session runs
 //! the same simulation as the native code, counts what the sources count, and a
 //! saved scenario comes back as it was.
 
-use bully_core::sim::{Simulation, scenario};
 use bully_core::{Config, MessageKind, NodeId};
+use bully_sim::{Simulation, scenario};
 use bully_web::{Action, AlgorithmChoice, Frame, Scenario, Session, Settings, WebError};
 
 fn settings(n: u64, algorithm: AlgorithmChoice) -> Settings {
@@ -92,7 +92,7 @@ fn modified_bully_from_4_of_10_sends_25_and_from_1_sends_table_1s_28() {
     );
 }
 
-/// What the page does, done directly on bully-core's simulator.
+/// What the page does, done directly on bully-sim's simulator.
 fn native_run(seed: u64) -> Simulation {
     // The page's model: the sources' exact clocks.
     let config = Config::default()
@@ -100,15 +100,15 @@ fn native_run(seed: u64) -> Simulation {
         .with_clock_drift(0.0);
     let mut sim = Simulation::new(seed, (1..=8).map(NodeId), config).unwrap();
     sim.wake_all();
-    sim.set_default_link(bully_core::sim::LinkConfig {
+    sim.set_default_link(bully_sim::LinkConfig {
         loss: 0.2,
-        ..bully_core::sim::LinkConfig::reliable(sim.message_delay())
+        ..bully_sim::LinkConfig::reliable(sim.message_delay())
     });
     sim.enable_trace();
     sim.start_all();
     sim.run_for(sim.settle_bound());
     // The page counts each episode from its trigger (causal depths included),
-    // as `bully_core::sim::scenario` measures.
+    // as `bully_sim::scenario` measures.
     sim.reset_counts();
     sim.crash(NodeId(8)).unwrap();
     sim.reset_counts();

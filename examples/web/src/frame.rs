@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use bully_sim::Simulation;
 use bully_core::{MessageKind, NodeId, Role};
+use bully_sim::Simulation;
 use serde::Serialize;
 
 use crate::clock::{MAX_TIME_US, micros};

@@ -154,23 +154,35 @@ impl Node {
     /// The end of the permit [`poll_permit`](Node::poll_permit) last said
     /// started or was renewed, as the lease now stands, while it is open: part
     /// of [`poll_timeout`](Node::poll_timeout).
+    #[inline]
     pub(super) fn permit_deadline(&self) -> Option<Instant> {
         // Most nodes told no permit: they skip working one out, so that a
         // follower's every input pays one comparison for it.
         if !self.published.is_open() {
             return None;
         }
+        self.open_permit_deadline()
+    }
+
+    #[inline(never)]
+    fn open_permit_deadline(&self) -> Option<Instant> {
         self.published.deadline(self.permit())
     }
 
     /// Notes, at the start of an input at `now`, whether the permit last
     /// published is still live then, before the input changes anything: one
     /// that lapsed in between stays ended, even if the input renews the lease.
+    #[inline]
     pub(super) fn settle_permit(&mut self, now: Instant) {
         if self.published.is_open() {
-            let live = self.permit_at(now);
-            self.published.observe(live);
+            self.settle_open_permit(now);
         }
+    }
+
+    #[inline(never)]
+    fn settle_open_permit(&mut self, now: Instant) {
+        let live = self.permit_at(now);
+        self.published.observe(live);
     }
 
     /// The permit at `now`: see [`permit`](Node::permit).

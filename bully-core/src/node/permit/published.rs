@@ -22,6 +22,7 @@ pub(crate) struct Published {
 impl Published {
     /// Whether a permit was told and its end not yet: only then is there
     /// anything to watch.
+    #[inline]
     pub(crate) fn is_open(&self) -> bool {
         self.open.is_some() && !self.ended
     }

@@ -199,8 +199,6 @@ pub struct Settings {
     pub bind: Option<SocketAddr>,
     /// When host names are resolved again.
     pub names: NamesPolicy,
-    /// With a quorum, how long before the lease runs out the child is told to stop.
-    pub lease_margin: Duration,
     /// The child's treatment.
     pub child: ChildPolicy,
     /// How the child's process tree is held.
@@ -220,7 +218,6 @@ impl std::fmt::Debug for Settings {
             .field("listen", &self.listen)
             .field("bind", &self.bind)
             .field("names", &self.names)
-            .field("lease_margin", &self.lease_margin)
             .field("child", &self.child)
             .field("containment", &self.containment)
             .finish()
@@ -408,17 +405,25 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         .with_max_message_delay(Duration::from_millis(timing.max_message_delay_ms))
         .with_max_processing_time(Duration::from_millis(timing.max_processing_ms))
         .with_quorum(quorum)
+        // With a quorum, the child is told to stop this long before the lease
+        // runs out (the node's permit to work ends then).
+        .with_lease_margin(lease_margin)
         // A leader that yields to a higher member frees its followers' promises
         // only once its command has been stopped (see `run`).
         .with_resign_delay(lease_margin);
     // The core's own checks, with the member list: timings and quorum size.
-    Node::new(id, members.iter().map(|member| member.id), config.clone()).map_err(|error| {
+    if let Err(error) = Node::new(id, members.iter().map(|member| member.id), config.clone()) {
+        // A margin the lease cannot outlast: the agent's own check says why
+        // in the file's terms.
+        if matches!(error, bully_core::ConfigError::LeaseMarginTooLong { .. }) {
+            check_lease_margin(&config, lease_margin, child.grace)?;
+        }
         let name = match quorum {
             Quorum::AtLeast(_) if error.to_string().contains("quorum") => "quorum",
             _ => "timing",
         };
-        field(name, error.to_string())
-    })?;
+        return Err(field(name, error.to_string()));
+    }
 
     if quorum != Quorum::None {
         check_lease_margin(&config, lease_margin, child.grace)?;
@@ -447,7 +452,6 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         listen: file.listen,
         bind: file.bind,
         names,
-        lease_margin,
         child,
         containment,
     })

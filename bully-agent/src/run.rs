@@ -207,9 +207,7 @@ async fn serve(
         }
         View::note_term(&persisted_term, durable.term.0);
     };
-    let handle = Builder::new()
-        .lease_margin(settings.lease_margin)
-        .spawn_persisting(node, transport, persist);
+    let handle = Builder::new().spawn_persisting(node, transport, persist);
     let view = Arc::new(View::new(
         handle,
         Arc::new(Book::new(entries, own)),
@@ -271,7 +269,7 @@ async fn serve(
         let leadership = tokio::select! {
             biased;
             () = shutdown.cancelled() => break 0,
-            leadership = view.handle.leadership(Duration::MAX) => match leadership {
+            leadership = view.handle.permit(Duration::MAX) => match leadership {
                 Ok(leadership) => leadership,
                 Err(error) => {
                     tracing::error!(%error, "the node stopped");

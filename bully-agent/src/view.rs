@@ -144,7 +144,7 @@ impl View {
         let leader = self.handle.leader();
         let working = self
             .handle
-            .current_leadership()
+            .current_permit()
             .filter(|leadership| leadership.is_current());
         let role = match leader {
             Some(leader) if leader.id == id => "leader",

@@ -152,34 +152,49 @@ fn a_member_that_lost_its_data_directory_waits_a_follower_lease_before_it_votes(
     );
 }
 
+/// How many times the counterexample is staged before the test gives up. It
+/// needs 2 elected before 3's job stops, about two seconds after 2's crash;
+/// on some schedules 1 is still hearing of 3 through 2's earlier reports when
+/// 2 comes back, and 2's election waits on 1's leader timeout instead, past
+/// the stop. The scenario is then staged again from the start: what the test
+/// shows is that the overlap is reachable once a member is declared new.
+const ATTEMPTS: usize = 4;
+
 #[test]
 fn a_member_declared_new_after_losing_its_state_votes_at_once_and_two_jobs_overlap() {
-    let mut cluster = three_led_by_3_with_1_cut_from_3();
-    let (started, next) = lose_2_while_3_is_cut_off(&mut cluster, true);
-    let waited = next.millis - started;
     let lease = follower_lease().as_millis();
-    assert!(
-        u128::from(waited) < lease,
-        "declared new, 2 still waited {waited} ms (follower lease {lease} ms)\n{}",
-        cluster.all_logs()
-    );
-    std::thread::sleep(Duration::from_millis(STOP_MS + TIMING.grace_ms));
-    let log = cluster.child_log();
-    let overlaps = log.overlaps();
-    assert!(
-        !overlaps.is_empty(),
-        "2, declared new, led while 3's lease ran, yet no two jobs overlapped: the \
-         scenario no longer shows what the wait prevents\n{}",
-        cluster.all_logs()
-    );
-    assert!(
-        !without_escapes(&cluster.node_log(2)).contains(NO_STATE),
-        "a member declared new does not log a missing state"
-    );
-    println!(
-        "declared new after the loss: 2's job started {waited} ms after 2, while 3's still \
-         ran ({} line(s) written by one job while the other ran)",
-        overlaps.len()
+    let mut tried = Vec::new();
+    for _ in 0..ATTEMPTS {
+        let mut cluster = three_led_by_3_with_1_cut_from_3();
+        let (started, next) = lose_2_while_3_is_cut_off(&mut cluster, true);
+        let waited = next.millis - started;
+        std::thread::sleep(Duration::from_millis(STOP_MS + TIMING.grace_ms));
+        let log = cluster.child_log();
+        assert!(
+            !without_escapes(&cluster.node_log(2)).contains(NO_STATE),
+            "a member declared new does not log a missing state"
+        );
+        let overlaps = log.overlaps();
+        if u128::from(waited) < lease && !overlaps.is_empty() {
+            println!(
+                "declared new after the loss: 2's job started {waited} ms after 2, while 3's \
+                 still ran ({} line(s) written by one job while the other ran; attempt {})",
+                overlaps.len(),
+                tried.len() + 1
+            );
+            return;
+        }
+        tried.push(format!(
+            "2 led {waited} ms after it started (follower lease {lease} ms), {} overlapping \
+             line(s)\n{}",
+            overlaps.len(),
+            cluster.all_logs()
+        ));
+    }
+    panic!(
+        "2, declared new, never led within a follower lease while 3's job still ran, in \
+         {ATTEMPTS} attempts: the scenario no longer shows what the wait prevents\n{}",
+        tried.join("\n")
     );
 }
 

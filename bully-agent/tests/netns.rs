@@ -185,7 +185,7 @@ fn agents_in_network_namespaces_never_overlap_and_the_majority_keeps_a_child() {
     let settings = bully_agent::config::load(&run.join("node-1.toml"))
         .unwrap_or_else(|error| panic!("node-1.toml: {error}"));
     let bound = settings.config.failover_bound(settings.members.len());
-    let allowed_gap = bound + settings.lease_margin + SPAWN_ALLOWANCE;
+    let allowed_gap = bound + settings.config.lease_margin() + SPAWN_ALLOWANCE;
     println!(
         "{} lines, {} children, {} tokens; one failover: bound {} ms + lease margin {} ms \
          + {} ms to start the child = {} ms",
@@ -193,7 +193,7 @@ fn agents_in_network_namespaces_never_overlap_and_the_majority_keeps_a_child() {
         intervals.len(),
         log.tokens().len(),
         bound.as_millis(),
-        settings.lease_margin.as_millis(),
+        settings.config.lease_margin().as_millis(),
         SPAWN_ALLOWANCE.as_millis(),
         allowed_gap.as_millis()
     );

@@ -63,6 +63,8 @@ pub struct Config {
     observers_vote: bool,
     clock_drift: f64,
     resign_delay: Duration,
+    /// `None`: [`Config::default_lease_margin`], which follows the lease.
+    lease_margin: Option<Duration>,
 }
 
 impl Default for Config {
@@ -88,6 +90,7 @@ impl Default for Config {
             observers_vote: false,
             clock_drift: 0.001,
             resign_delay: Duration::ZERO,
+            lease_margin: None,
         }
     }
 }
@@ -339,11 +342,52 @@ impl Config {
         self
     }
 
-    /// The margin before the end of its lease at which a leader's work should
-    /// stop when the application names none ([`Node::may_work_until`](crate::Node::may_work_until)):
-    /// a quarter of the leader's lease, which leaves the steady state's renewals
-    /// (a heartbeat interval and a round trip apart) room while giving the work
-    /// that much time to notice.
+    /// With a quorum, how long before the end of its lease
+    /// ([`Node::lease_until`](crate::Node::lease_until)) a leader's permit to
+    /// work ends ([`Node::permit`](crate::Node::permit)): the time the work
+    /// needs to notice and stop, plus the driver's own lateness. The node takes
+    /// the longer of this and the resign delay ([`Config::with_resign_delay`]),
+    /// the time work told to stop is given to stop: a shorter margin would let
+    /// the work run past the lease, into a successor's.
+    ///
+    /// Default: [`Config::default_lease_margin`], a quarter of the lease. Keep
+    /// it below the lease less a heartbeat interval and a round trip, or the
+    /// permit ends between two renewals; [`Config::validate`] refuses one that
+    /// is not shorter than the lease, since no permit could then start.
+    /// Without a quorum it has no effect: the permit ends only with the
+    /// leadership.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bully_core::{Config, ConfigError, Quorum};
+    ///
+    /// let config = Config::default().with_quorum(Quorum::Majority);
+    /// assert_eq!(config.lease_margin(), config.default_lease_margin());
+    /// let config = config.with_lease_margin(Duration::from_millis(100));
+    /// assert_eq!(config.lease_margin(), Duration::from_millis(100));
+    /// assert!(config.validate().is_ok());
+    /// let lease = config.leader_lease();
+    /// assert!(matches!(
+    ///     config.with_lease_margin(lease).validate(),
+    ///     Err(ConfigError::LeaseMarginTooLong { .. })
+    /// ));
+    /// ```
+    #[must_use]
+    pub fn with_lease_margin(mut self, margin: Duration) -> Self {
+        self.lease_margin = Some(margin);
+        self
+    }
+
+    /// The lease margin (see [`Config::with_lease_margin`]): the one set, or
+    /// else [`Config::default_lease_margin`].
+    pub fn lease_margin(&self) -> Duration {
+        self.lease_margin
+            .unwrap_or_else(|| self.default_lease_margin())
+    }
+
+    /// The lease margin when none is set: a quarter of the leader's lease,
+    /// which leaves the steady state's renewals (a heartbeat interval and a
+    /// round trip apart) room while giving the work that much time to notice.
     pub fn default_lease_margin(&self) -> Duration {
         self.leader_lease() / 4
     }

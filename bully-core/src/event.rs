@@ -4,7 +4,13 @@ use core::fmt;
 
 use crate::message::{NodeId, Term};
 
-/// The leader a node has accepted, and the term of that leadership.
+/// The leader a node has accepted, and the term of that leadership: whom it
+/// follows, as [`Node::leader`](crate::Node::leader) and the drivers' leader
+/// watches publish it, for routing requests and for display ("3 (term 2)").
+///
+/// It holds the same pair as a [`FencingToken`] but has another job: it is
+/// not ordered, since "who leads" is read, not compared. To fence work, take
+/// [`Leader::token`], which storage compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Leader {
@@ -30,7 +36,12 @@ impl fmt::Display for Leader {
     }
 }
 
-/// `(term, leader id)`: totally ordered, unique per leadership.
+/// `(term, leader id)`: totally ordered, unique per leadership: the value a
+/// storage layer compares to refuse a deposed leader's writes, and what the
+/// node compares to refuse stale leaders ([`Node::highest_token`](crate::Node::highest_token)).
+/// A [`Permit`](crate::Permit) carries one, and a
+/// [`FencingGuard`](crate::FencingGuard) checks it. For whom a node follows,
+/// read [`Leader`] instead.
 ///
 /// Terms order leaderships in time; the id breaks ties between two leaders of one
 /// term, which can only happen without a quorum when they were out of contact (a
@@ -128,7 +139,7 @@ pub enum Event {
         term: Term,
     },
     /// With a quorum: this node's lease (see
-    /// [`Node::exclusive_until`](crate::Node::exclusive_until)) ran out before a
+    /// [`Node::lease_until`](crate::Node::lease_until)) ran out before a
     /// quorum acknowledged a newer heartbeat round, so it can no longer be sure that
     /// nobody else leads. `SteppedDown` follows in the same input. Work tied to the
     /// leadership should have stopped before this instant, not at it.

@@ -78,7 +78,7 @@ pub struct SafetyState {
     /// The term of its own leadership, while it leads.
     pub leading: Option<Term>,
     /// Until when its leadership is exclusive
-    /// ([`Node::exclusive_until`](crate::Node::exclusive_until)).
+    /// ([`Node::lease_until`](crate::Node::lease_until)).
     pub lease_until: Option<Instant>,
     /// Whether it was declared a first boot and has promised nothing since
     /// ([`DurableState::first_boot`](crate::DurableState::first_boot)).

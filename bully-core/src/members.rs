@@ -121,7 +121,7 @@ impl Members {
     }
 
     fn is_observer(&self, id: NodeId) -> bool {
-        self.observers.binary_search(&id).is_ok()
+        !self.observers.is_empty() && self.observers.binary_search(&id).is_ok()
     }
 
     /// The members above this node, ascending.
@@ -205,15 +205,22 @@ impl Members {
     /// staggering rank of its leader timeout.
     pub(crate) fn rank_below(&self, leader: Option<NodeId>) -> usize {
         let above = self.higher();
-        let observers_above = self
-            .observers
-            .iter()
-            .filter(|&&id| above.binary_search(&id).is_ok())
-            .count();
-        let leader_above = leader.is_some_and(|leader| {
-            above.binary_search(&leader).is_ok() && !self.is_observer(leader)
-        });
-        above.len() - observers_above - usize::from(leader_above)
+        let mut rank = above.len();
+        // Read on every heartbeat a follower hears: most clusters have no
+        // observers, and skip the search for them.
+        if !self.observers.is_empty() {
+            rank -= self
+                .observers
+                .iter()
+                .filter(|&&id| above.binary_search(&id).is_ok())
+                .count();
+        }
+        if let Some(leader) = leader {
+            if above.binary_search(&leader).is_ok() && !self.is_observer(leader) {
+                rank -= 1;
+            }
+        }
+        rank
     }
 
     // ----- quorum bookkeeping -----

@@ -16,7 +16,8 @@
 //!   (acknowledgements, G7, R19), `quorum.rs` (the hold's length, coming
 //!   back), `leadership.rs` (following and fencing, G2, G13, R9, R10, R20
 //!   to R25), `succession.rs` (resigning, R17, R21), `permit.rs` (what a
-//!   leadership allows).
+//!   leadership allows: the lease's end, the permit to work and its output,
+//!   G9; `permit/published.rs`, what was told of it).
 //! - **Connectivity** (R4 to R12): `Connectivity` owns the probe and its
 //!   verdict (`connectivity.rs`, `connectivity/verdict.rs`); the node sends,
 //!   replies and acts on a conclusion in `probe.rs`, and stands in
@@ -89,11 +90,13 @@ pub use durable::DurableState;
 ///   [`poll_timeout`](Node::poll_timeout) passes.
 /// - **Commands**: [`start`](Node::start) at boot or recovery,
 ///   [`start_election`](Node::start_election).
-/// - **Outputs**: [`poll_transmit`](Node::poll_transmit),
-///   [`poll_event`](Node::poll_event), [`poll_timeout`](Node::poll_timeout).
+/// - **Outputs**: [`poll_permit`](Node::poll_permit),
+///   [`poll_transmit`](Node::poll_transmit), [`poll_event`](Node::poll_event),
+///   [`poll_timeout`](Node::poll_timeout).
 ///
-/// **The rule**: after any input or command, drain `poll_transmit` until `None`,
-/// then `poll_event` until `None`, then read `poll_timeout` and call
+/// **The rule**: after any input or command, drain `poll_permit` until `None`
+/// (work that must stop is told before anything else happens), then
+/// `poll_transmit`, then `poll_event`, then read `poll_timeout` and call
 /// `handle_timeout` when that instant comes. The crate docs show the loop.
 ///
 /// Every mutating call takes `now`. Time never goes backwards inside a node: an
@@ -114,7 +117,8 @@ pub use durable::DurableState;
 /// **Copies and comparison.** A `Node` is `Clone` (a snapshot, to explore what
 /// would happen), and `Eq` and `Hash` compare the protocol state: everything but
 /// the counters of [`stats`](Node::stats), which record the past and decide
-/// nothing, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
+/// nothing, what [`poll_permit`](Node::poll_permit) last told, derived from the
+/// lease and from what was polled, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
 /// explored (`tests/model.rs`).
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -157,6 +161,8 @@ pub struct Node {
     detector: failure_detector::FailureDetector,
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
+    /// The permit to work as `poll_permit` last told it (`permit.rs`).
+    published: permit::Published,
 }
 
 impl Node {
@@ -188,6 +194,11 @@ impl Node {
             requests,
             detector,
             connectivity,
+            // What the driver was told of the permit: derived from the lease
+            // and from what was polled, it decides nothing the protocol does
+            // (as `stats` records what happened), so two nodes that differ
+            // only in what their drivers read are one state to a model checker.
+            published: _,
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
@@ -264,6 +275,7 @@ impl Node {
             requests: requests::Requests::default(),
             detector: failure_detector::FailureDetector::default(),
             connectivity: connectivity::Connectivity::default(),
+            published: permit::Published::default(),
         }
     }
 

@@ -136,13 +136,13 @@ fn a_vote_for_an_older_claim_does_not_count_toward_the_newer_one() {
 fn an_acknowledgement_of_an_older_leaderships_round_does_not_extend_the_lease() {
     let (mut node, claimed, round_1) = leading_3_in_term_5();
     let lease = majority().leader_lease();
-    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    assert_eq!(node.lease_until(), Some(claimed + lease));
     node.handle_message(round_1 + ms(1), NodeId(2), ack(4, 1));
     assert_eq!(outdated(&node), 1);
-    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    assert_eq!(node.lease_until(), Some(claimed + lease));
     node.handle_message(round_1 + ms(2), NodeId(2), ack(5, 1));
     assert_eq!(outdated(&node), 1);
-    assert_eq!(node.exclusive_until(), Some(round_1 + lease));
+    assert_eq!(node.lease_until(), Some(round_1 + lease));
 }
 
 /// 1's vote made 3 leader of term 5; 2's vote for the same claim comes a
@@ -156,10 +156,10 @@ fn a_vote_that_comes_after_the_quorum_changes_nothing() {
     node.handle_message(voted + ms(1), NodeId(2), ack(5, 0));
     assert_eq!(outdated(&node), 0);
     assert!(drain(&mut node).is_empty());
-    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    assert_eq!(node.lease_until(), Some(claimed + lease));
     node.handle_message(voted + ms(2), NodeId(2), ack(5, 9));
     assert_eq!(outdated(&node), 1, "round 9 was never asked");
-    assert_eq!(node.exclusive_until(), Some(claimed + lease));
+    assert_eq!(node.lease_until(), Some(claimed + lease));
 }
 
 /// Fires the node's next timer, which must be due at `due`, and returns what

@@ -38,7 +38,7 @@ pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
 /// Write the state somewhere that survives a restart and pass it back to
 /// [`Node::with_durable_state`](bully_core::Node::with_durable_state) when the process starts again: the restarted node
 /// then resumes from its term (and, with a quorum, its vote) instead of announcing
-/// a stale leadership. `persist` runs on the driver thread, so keep it short; it
+/// a stale permit. `persist` runs on the driver thread, so keep it short; it
 /// is not called for the state the node was created with.
 ///
 /// # Panics
@@ -55,9 +55,10 @@ where
         .expect("bully-std: failed to start a thread")
 }
 
-/// Settings for [`spawn`]: the lease margin of a [`Leadership`](crate::Leadership),
-/// how many events a slow reader may fall behind, and how often the receiver
-/// thread checks for shutdown.
+/// Settings for [`spawn`]: how many events a slow reader may fall behind, and
+/// how often the receiver thread checks for shutdown. The lease margin of a
+/// [`Permit`](crate::Permit) is the node's own
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)).
 #[derive(Clone, Debug)]
 pub struct Builder {
     settings: Settings,
@@ -73,8 +74,7 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// The defaults: a lease margin of a quarter of the node's
-    /// [`Config::leader_lease`](bully_core::Config::leader_lease),
+    /// The defaults:
     /// [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
     /// (1024) events per subscription, the receiver checks for shutdown every
     /// 50 ms.
@@ -100,32 +100,6 @@ impl Builder {
     #[must_use]
     pub fn poll_interval(mut self, interval: Duration) -> Builder {
         self.poll_interval = interval.max(Duration::from_millis(1));
-        self
-    }
-
-    /// With a quorum, how long before the end of its lease
-    /// ([`Node::exclusive_until`](bully_core::Node::exclusive_until)) this node's [`Leadership`](crate::Leadership)
-    /// ends: the time the
-    /// work needs to notice the flag and stop, plus the driver thread's own
-    /// lateness. Keep it below the lease minus a heartbeat interval and a round
-    /// trip, or the leadership ends between two renewals. Default: a quarter of
-    /// the node's [`Config::leader_lease`](bully_core::Config::leader_lease).
-    /// Without a quorum it has no effect.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use bully_core::{Config, Node, NodeId};
-    /// # let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
-    /// # let transport = bully_std::MemNetwork::new().endpoint(NodeId(1));
-    /// let handle = bully_std::Builder::new()
-    ///     .lease_margin(Duration::from_millis(150))
-    ///     .spawn(node, transport)?;
-    /// # Ok(()) }
-    /// ```
-    #[must_use]
-    pub fn lease_margin(mut self, margin: Duration) -> Builder {
-        self.settings = self.settings.with_lease_margin(margin);
         self
     }
 
@@ -180,7 +154,7 @@ impl Builder {
             expiries: self.timer_expiries,
         };
         let driver = Driver {
-            core: DriverCore::new(node, self.settings.lease_margin, persist),
+            core: DriverCore::new(node, persist),
             transport: transport.clone(),
             leader: publisher,
             hub: hub.clone(),

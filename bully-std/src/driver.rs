@@ -177,10 +177,10 @@ impl<T: Transport> Driver<T> {
         // is coming (and dropping `self.leader` does the same for the watch).
         let _close = CloseOnDrop(self.hub.clone());
         self.core.start(inbox.now());
-        self.flush(inbox.now());
+        self.flush();
         let mut armed = None;
         loop {
-            let deadline = self.core.deadline();
+            let deadline = self.core.poll_timeout();
             if deadline != armed {
                 if deadline.is_some() {
                     self.core.stats_mut().timer_resets += 1;
@@ -227,7 +227,7 @@ impl<T: Transport> Driver<T> {
                     // resign delay, only if its work was said to have stopped
                     // (`Handle::work_stopped`).
                     self.core.node_mut().step_down(now);
-                    self.flush(now);
+                    self.flush();
                     return (self.stats(), inbox);
                 }
                 Some(Input::Abort) => return (self.stats(), inbox),
@@ -235,7 +235,7 @@ impl<T: Transport> Driver<T> {
             // Timers are due by the clock, not only when the wait timed out: a
             // steady stream of messages must not starve them.
             self.core.handle_timeout(now);
-            self.flush(now);
+            self.flush();
             // Reply last, so that a caller of `step_down` sees its effect published.
             match reply {
                 None => {}
@@ -261,14 +261,14 @@ impl<T: Transport> Driver<T> {
         }
     }
 
-    /// The rule: the leadership first (work that must stop is told before
+    /// The rule: the node's permit first (work that must stop is told before
     /// anything else happens), durable state (before any message that depends on
     /// it), then transmits, then events (the leader before them), then the
     /// timeout, which the loop reads.
-    fn flush(&mut self, now: Instant) {
+    fn flush(&mut self) {
         let leader = &mut self.leader;
         self.core
-            .before_send(now, |change| leader.publish_permit(change));
+            .before_send(|change| leader.publish_permit(change));
         while let Some(transmit) = self.core.poll_transmit() {
             let sent = self.transport.send(transmit.to, &transmit.message);
             self.core.sent(sent.is_ok());

@@ -12,7 +12,7 @@ use bully_core::{CommandError, Leader, NodeId};
 use crate::driver::{DriverInbox, Input};
 use crate::error::{ChangeError, DriverError};
 use crate::events::{Events, Hub};
-use crate::leadership::Leadership;
+use crate::permit::Permit;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, lock, mpsc, thread};
 use crate::watch::LeaderWatch;
 
@@ -82,7 +82,7 @@ impl Handle {
     }
 
     /// Blocks until this node leads, at most `timeout`, and returns that
-    /// [`Leadership`] ([`LeaderWatch::leadership`]).
+    /// [`Permit`] ([`LeaderWatch::permit`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -94,23 +94,23 @@ impl Handle {
     /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
     /// let handle = bully_std::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
     ///
-    /// let leadership = handle.leadership(Duration::from_secs(5))?;
-    /// assert_eq!(leadership.token().leader, NodeId(1));
-    /// assert!(leadership.is_current());
+    /// let permit = handle.permit(Duration::from_secs(5))?;
+    /// assert_eq!(permit.token().leader, NodeId(1));
+    /// assert!(permit.is_current());
     /// handle.step_down()?;
     /// // Raised before step_down returned.
-    /// assert!(!leadership.is_current());
-    /// assert!(leadership.wait_ended(Duration::ZERO));
+    /// assert!(!permit.is_current());
+    /// assert!(permit.wait_ended(Duration::ZERO));
     /// # Ok(()) }
     /// ```
-    pub fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
-        self.leader.leadership(timeout)
+    pub fn permit(&self, timeout: Duration) -> Result<Permit, DriverError> {
+        self.leader.permit(timeout)
     }
 
-    /// This node's current [`Leadership`], without waiting: `None` unless it
+    /// This node's current [`Permit`], without waiting: `None` unless it
     /// leads and, with a quorum, its lease has more than the margin left.
-    pub fn current_leadership(&self) -> Option<Leadership> {
-        self.leader.current_leadership()
+    pub fn current_permit(&self) -> Option<Permit> {
+        self.leader.current_permit()
     }
 
     /// Runs `work` in each leadership of this node, on a thread of its own, and
@@ -132,11 +132,11 @@ impl Handle {
     /// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
     /// let handle = bully_std::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
     /// let (started, starts) = std::sync::mpsc::channel();
-    /// let worker = handle.run_while_leader(move |leadership| {
-    ///     started.send(leadership.token()).unwrap();
-    ///     while leadership.is_current() {
-    ///         // One step of the job, fenced with leadership.token().
-    ///         leadership.wait_ended(Duration::from_millis(10));
+    /// let worker = handle.run_while_leader(move |permit| {
+    ///     started.send(permit.token()).unwrap();
+    ///     while permit.is_current() {
+    ///         // One step of the job, fenced with permit.token().
+    ///         permit.wait_ended(Duration::from_millis(10));
     ///     }
     /// });
     /// assert_eq!(starts.recv()?.leader, NodeId(1));
@@ -146,7 +146,7 @@ impl Handle {
     /// ```
     pub fn run_while_leader<F>(&self, work: F) -> thread::JoinHandle<()>
     where
-        F: FnMut(Leadership) + Send + 'static,
+        F: FnMut(Permit) + Send + 'static,
     {
         let watch = self.leader.clone();
         thread::Builder::new()

@@ -11,8 +11,8 @@ mod driver;
 mod error;
 mod events;
 mod handle;
-mod leadership;
 mod mem;
+mod permit;
 mod sync;
 mod transport;
 mod udp;
@@ -22,8 +22,8 @@ pub use builder::{Builder, spawn, spawn_persisting};
 pub use error::{ChangeError, DriverError};
 pub use events::{Events, RecvError};
 pub use handle::Handle;
-pub use leadership::Leadership;
 pub use mem::{MemNetwork, MemStats, MemTransport};
+pub use permit::Permit;
 
 /// The driver's and the node's counters (bully-tokio's too: written once, in
 /// `bully_core::driver`).
@@ -47,7 +47,7 @@ mod tests {
         send_sync::<crate::Handle>();
         send_sync::<crate::LeaderWatch>();
         send_sync::<crate::Events>();
-        send_sync::<crate::Leadership>();
+        send_sync::<crate::Permit>();
         send_sync::<crate::UdpTransport>();
         send_sync::<crate::MemTransport>();
         send_sync::<crate::MemNetwork>();

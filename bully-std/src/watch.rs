@@ -3,19 +3,18 @@
 use std::fmt;
 use std::time::Duration;
 
-use bully_core::Leader;
-use bully_core::driver::PermitChange;
+use bully_core::{Leader, PermitChange};
 
 use crate::error::DriverError;
-use crate::leadership::Leadership;
+use crate::permit::Permit;
 use crate::sync::{Arc, Condvar, Mutex, lock, wait_until};
 
-/// What the driver publishes: the leader, this node's open leadership, and
+/// What the driver publishes: the leader, this node's open permit, and
 /// whether the driver still runs.
 #[derive(Clone, Debug)]
 struct State {
     leader: Option<Leader>,
-    leadership: Option<Leadership>,
+    permit: Option<Permit>,
     stopped: bool,
 }
 
@@ -74,7 +73,7 @@ impl LeaderWatch {
         let cell = Arc::new(Cell {
             state: Mutex::new(State {
                 leader: None,
-                leadership: None,
+                permit: None,
                 stopped: false,
             }),
             changed: Condvar::new(),
@@ -109,15 +108,15 @@ impl LeaderWatch {
     }
 
     /// Blocks until this node leads, at most `timeout`, and returns that
-    /// [`Leadership`]: its fencing token, and the flag that says when work tied to
-    /// it must stop (see [`Leadership`] for when it is raised, with and without a
+    /// [`Permit`]: its fencing token, and the flag that says when work tied to
+    /// it must stop (see [`Permit`] for when it is raised, with and without a
     /// quorum).
     ///
     /// Errors with [`DriverError::Timeout`], or [`DriverError::Stopped`] if the
     /// driver stops first.
-    pub fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
+    pub fn permit(&self, timeout: Duration) -> Result<Permit, DriverError> {
         self.cell.wait(timeout, |state| {
-            let current = state.leadership.as_ref().filter(|l| l.is_current());
+            let current = state.permit.as_ref().filter(|l| l.is_current());
             match current {
                 Some(leadership) => Some(Ok(leadership.clone())),
                 None => state.stopped.then_some(Err(DriverError::Stopped)),
@@ -125,26 +124,22 @@ impl LeaderWatch {
         })
     }
 
-    /// This node's current leadership, without waiting.
-    pub(crate) fn current_leadership(&self) -> Option<Leadership> {
+    /// This node's current permit, without waiting.
+    pub(crate) fn current_permit(&self) -> Option<Permit> {
         let state = lock(&self.cell.state);
-        state
-            .leadership
-            .as_ref()
-            .filter(|l| l.is_current())
-            .cloned()
+        state.permit.as_ref().filter(|l| l.is_current()).cloned()
     }
 
     /// Runs `work` in each leadership of this node, on the calling thread,
-    /// client-go's loop: waits until the node leads, calls `work(leadership)`,
+    /// client-go's loop: waits until the node leads, calls `work(permit)`,
     /// and once `work` has returned, waits for that leadership to end before it
     /// waits for the next one. Returns when the driver stops.
     ///
     /// A thread cannot be cancelled from outside: `work` must watch
-    /// [`Leadership::is_current`] (or block in [`Leadership::wait_ended`]) and
+    /// [`Permit::is_current`] (or block in [`Permit::wait_ended`]) and
     /// return promptly once it is `false`. With a quorum the flag is raised before
     /// any other member can be elected, by the lease margin
-    /// ([`Builder::lease_margin`](crate::Builder::lease_margin)): work that stops
+    /// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)): work that stops
     /// within the margin never overlaps another leadership's. Without a quorum
     /// there is no such guarantee: a partitioned old leader keeps working while
     /// the other side elects.
@@ -161,11 +156,11 @@ impl LeaderWatch {
     /// let watch = handle.leader_watch();
     /// let (started, starts) = std::sync::mpsc::channel();
     /// let worker = std::thread::spawn(move || {
-    ///     watch.run_while_leader(|leadership| {
-    ///         started.send(leadership.token()).unwrap();
-    ///         while leadership.is_current() {
-    ///             // One step of the job, fenced with leadership.token().
-    ///             leadership.wait_ended(Duration::from_millis(10));
+    ///     watch.run_while_leader(|permit| {
+    ///         started.send(permit.token()).unwrap();
+    ///         while permit.is_current() {
+    ///             // One step of the job, fenced with permit.token().
+    ///             permit.wait_ended(Duration::from_millis(10));
     ///         }
     ///     });
     /// });
@@ -175,8 +170,8 @@ impl LeaderWatch {
     /// worker.join().unwrap();
     /// # Ok(()) }
     /// ```
-    pub fn run_while_leader(&self, mut work: impl FnMut(Leadership)) {
-        while let Ok(leadership) = self.leadership(Duration::MAX) {
+    pub fn run_while_leader(&self, mut work: impl FnMut(Permit)) {
+        while let Ok(leadership) = self.permit(Duration::MAX) {
             work(leadership.clone());
             leadership.wait_ended(Duration::MAX);
         }
@@ -219,8 +214,8 @@ pub(crate) struct Publisher {
     cell: Arc<Cell>,
     /// What was last written, so an unchanged leader costs no lock.
     published: Option<Leader>,
-    /// The open leadership, so a renewal costs no lock on the cell.
-    open: Option<Leadership>,
+    /// The open permit, so a renewal costs no lock on the cell.
+    open: Option<Permit>,
 }
 
 impl Publisher {
@@ -234,25 +229,26 @@ impl Publisher {
         self.cell.changed.notify_all();
     }
 
-    /// Brings the published leadership in line with the node's permission to
-    /// work: ends the open one and opens the next, or moves its end.
+    /// Carries out one change of the node's permit to work: opens a
+    /// leadership, moves its end, or ends it.
     pub(crate) fn publish_permit(&mut self, change: PermitChange) {
         match change {
-            PermitChange::Same => {}
-            PermitChange::Renew(until) => {
+            PermitChange::Renewed(permit) => {
                 if let Some(open) = &self.open {
-                    open.renew(until);
+                    open.renew(permit.until);
                 }
             }
-            PermitChange::Replace(permit) => {
+            PermitChange::Started(_) | PermitChange::Ended(_) => {
                 let mut state = lock(&self.cell.state);
                 // Ended under the cell's lock too, so that a waiter for the next
                 // leadership never sees the old one still current.
                 if let Some(open) = self.open.take() {
                     open.end();
                 }
-                self.open = permit.map(|permit| Leadership::open(permit.token, permit.until));
-                state.leadership = self.open.clone();
+                if let PermitChange::Started(permit) = change {
+                    self.open = Some(Permit::open(permit.token, permit.until));
+                }
+                state.permit = self.open.clone();
                 drop(state);
                 self.cell.changed.notify_all();
             }
@@ -269,7 +265,7 @@ impl Drop for Publisher {
         if let Some(open) = self.open.take() {
             open.end();
         }
-        state.leadership = None;
+        state.permit = None;
         drop(state);
         self.cell.changed.notify_all();
     }

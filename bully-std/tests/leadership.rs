@@ -2,7 +2,7 @@
 //! each leader never overlaps another leadership's with a quorum, whatever the
 //! network does to the leader, and does without one.
 //!
-//! Five nodes on real threads, with the driver's default lease margin
+//! Five nodes on real threads, with the default lease margin
 //! (`Config::default_lease_margin`: a quarter of the leader's lease, here 72 ms).
 //! Each runs a job in every leadership on a worker thread of its own and logs
 //! the job's interval (one process, one clock) with the leadership's fencing

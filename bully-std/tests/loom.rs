@@ -356,7 +356,7 @@ fn a_waiter_is_woken_by_a_leader_or_by_the_shutdown() {
 }
 
 /// Node 1 of {1, 2} hears nothing, so its answer timer makes it leader. A worker
-/// thread holds the `Leadership` and blocks on its end while the application
+/// thread holds the `Permit` and blocks on its end while the application
 /// steps the node down. In every interleaving: the flag is raised before
 /// `step_down` returns (so code that stepped down knows the work was told), the
 /// worker is woken (never left blocked), and no leadership is open afterwards.
@@ -375,7 +375,7 @@ fn the_leadership_signal_races_a_step_down() {
             .spawn(node(1, &[1, 2]), wire)
             .unwrap();
         let leadership = handle
-            .leadership(Duration::MAX)
+            .permit(Duration::MAX)
             .expect("1 leads once its answer timer expires");
         assert_eq!(leadership.token().leader, NodeId(1));
 
@@ -394,7 +394,7 @@ fn the_leadership_signal_races_a_step_down() {
             "step_down returned with the work not told"
         );
         assert_eq!(
-            handle.leadership(Duration::ZERO).unwrap_err(),
+            handle.permit(Duration::ZERO).unwrap_err(),
             DriverError::Timeout,
             "a leadership is open after the step-down"
         );
@@ -412,27 +412,28 @@ fn the_leadership_signal_races_a_step_down() {
     OUTCOMES.assert_all_seen();
 }
 
-/// The flag raised by the driver's own guard, with nothing else changing: node 1
-/// of {1} with a majority quorum leads after its claim, and a lease margin longer
-/// than the time to its first heartbeat makes the guard the next deadline. The
+/// The flag raised at the end of the node's permit, with nothing else changing:
+/// node 1 of {1} with a majority quorum leads after its claim, and a lease
+/// margin longer than the time to its first heartbeat makes the permit's end
+/// the node's next deadline. The
 /// leader stays the same, so only the leadership's own notification can wake a
 /// worker blocked on its end: in every interleaving it does (a lost wakeup would
 /// leave the worker, and this model, deadlocked).
 #[test]
-fn the_lease_guard_wakes_a_blocked_worker_with_no_other_change() {
+fn the_permits_end_wakes_a_blocked_worker_with_no_other_change() {
     static OUTCOMES: std::sync::LazyLock<Outcomes> = std::sync::LazyLock::new(|| {
         Outcomes::new(&[
-            "the worker blocked, and the guard woke it",
-            "the guard had fired before the worker looked",
+            "the worker blocked, and the permit's end woke it",
+            "the permit had ended before the worker looked",
         ])
     });
-    model("lease guard vs blocked worker", Some(2), || {
+    model("permit's end vs blocked worker", Some(2), || {
         let config = Config::default().with_quorum(bully_core::Quorum::Majority);
         let margin = config.leader_lease() - config.heartbeat_interval() / 2;
+        let config = config.with_lease_margin(margin);
         let node = Node::new(NodeId(1), [NodeId(1)], config).unwrap();
         let handle = Builder::new()
             .model_timer_expiries(2)
-            .lease_margin(margin)
             .spawn(node, Wire::new([]))
             .unwrap();
         // The claim's expiry makes 1 leader, and it stays leader: its lease (and the
@@ -441,7 +442,7 @@ fn the_lease_guard_wakes_a_blocked_worker_with_no_other_change() {
             .leader_watch()
             .wait_for(Duration::MAX, |leader| leader.is_some())
             .unwrap();
-        match handle.leadership(Duration::ZERO) {
+        match handle.permit(Duration::ZERO) {
             Ok(leadership) => {
                 let worker = loom::thread::spawn(move || {
                     let blocked = leadership.is_current();
@@ -450,17 +451,17 @@ fn the_lease_guard_wakes_a_blocked_worker_with_no_other_change() {
                 let (blocked, ended) = worker.join().unwrap();
                 assert!(ended);
                 if blocked {
-                    OUTCOMES.saw("the worker blocked, and the guard woke it");
+                    OUTCOMES.saw("the worker blocked, and the permit's end woke it");
                 } else {
-                    OUTCOMES.saw("the guard had fired before the worker looked");
+                    OUTCOMES.saw("the permit had ended before the worker looked");
                 }
             }
             Err(error) => {
                 assert_eq!(error, DriverError::Timeout);
-                OUTCOMES.saw("the guard had fired before the worker looked");
+                OUTCOMES.saw("the permit had ended before the worker looked");
             }
         }
-        // Still the leader: the flag was the guard's, not a step-down's.
+        // Still the leader: the flag was the permit's end, not a step-down's.
         assert_eq!(handle.leader().map(|l| l.id), Some(NodeId(1)));
         handle.shutdown().expect("both threads join");
     });

@@ -1,7 +1,5 @@
 //! [`spawn`], [`spawn_persisting`] and their [`Builder`]: starting a driver task.
 
-use std::time::Duration;
-
 use bully_core::driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -9,7 +7,7 @@ use tracing::Instrument;
 
 use crate::driver::Driver;
 use crate::handle::Handle;
-use crate::leadership::Leaderships;
+use crate::permit::Permits;
 use crate::transport::Transport;
 
 /// Starts a task that runs `node` over `transport`, with the [`Builder`]'s
@@ -36,7 +34,7 @@ pub fn spawn<T: Transport>(node: Node, transport: T) -> Handle {
 /// Write the state somewhere that survives a restart, and pass it back to
 /// [`Node::with_durable_state`](bully_core::Node::with_durable_state) when the process starts again: the restarted node
 /// then resumes from its term (and, with a quorum, its vote) instead of announcing
-/// a stale leadership. `persist` runs on the driver's task, so keep it short (the
+/// a stale permit. `persist` runs on the driver's task, so keep it short (the
 /// state is two small integers); it is not called for the state the node was
 /// created with.
 ///
@@ -51,19 +49,23 @@ where
     Builder::new().spawn_persisting(node, transport, persist)
 }
 
-/// Settings for [`spawn`]: the lease margin of a [`Leadership`](crate::Leadership)
-/// and how many events a slow subscriber may fall behind.
+/// Settings for [`spawn`]: how many events a slow subscriber may fall behind.
+/// The lease margin of a [`Permit`](crate::Permit) is the node's own
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use bully_core::{Config, Node, NodeId};
+/// use bully_core::{Config, Node, NodeId, Quorum};
 /// use bully_tokio::{Builder, MemNetwork};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// let config = Config::default()
+///     .with_quorum(Quorum::Majority)
+///     .with_lease_margin(Duration::from_millis(100));
+/// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
 /// let handle = Builder::new()
-///     .lease_margin(Duration::from_millis(100))
+///     .event_capacity(64)
 ///     .spawn(node, MemNetwork::new().endpoint(NodeId(1)));
 /// # handle.shutdown().await?; Ok(()) }
 /// ```
@@ -73,9 +75,7 @@ pub struct Builder {
 }
 
 impl Builder {
-    /// The defaults: a lease margin of a quarter of the node's
-    /// [`Config::leader_lease`](bully_core::Config::leader_lease), and
-    /// [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
+    /// The defaults: [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
     /// (1024) events per subscriber.
     pub fn new() -> Builder {
         Builder::default()
@@ -87,18 +87,6 @@ impl Builder {
     #[must_use]
     pub fn event_capacity(mut self, capacity: usize) -> Builder {
         self.settings = self.settings.with_event_capacity(capacity);
-        self
-    }
-
-    /// With a quorum, how long before the end of its lease
-    /// ([`Node::exclusive_until`]) this node's [`Leadership`](crate::Leadership)
-    /// ends: the time the work needs to notice the signal and stop, plus the
-    /// driver's own lateness. Keep it below the lease minus a heartbeat interval
-    /// and a round trip, or the leadership ends between two renewals. Without a
-    /// quorum it has no effect.
-    #[must_use]
-    pub fn lease_margin(mut self, margin: Duration) -> Builder {
-        self.settings = self.settings.with_lease_margin(margin);
         self
     }
 
@@ -129,9 +117,9 @@ impl Builder {
         let (commands, command_rx) = mpsc::channel(16);
         let (leader_tx, leader) = watch::channel(None);
         let (event_tx, events) = broadcast::channel(self.settings.event_capacity);
-        let (leaderships, leadership) = Leaderships::new();
+        let (leaderships, leadership) = Permits::new();
         let driver = Driver {
-            core: DriverCore::new(node, self.settings.lease_margin, persist),
+            core: DriverCore::new(node, persist),
             transport,
             commands: command_rx,
             leader: leader_tx,

@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::ChangeError;
-use crate::leadership::Leaderships;
+use crate::permit::Permits;
 use crate::transport::{Transport, TransportError};
 
 /// After this many `recv` errors in a row, the driver stops calling `recv` until
@@ -49,7 +49,7 @@ pub(crate) struct Driver<T> {
     pub(crate) commands: mpsc::Receiver<Command>,
     pub(crate) leader: watch::Sender<Option<Leader>>,
     pub(crate) events: broadcast::Sender<Event>,
-    pub(crate) leaderships: Leaderships,
+    pub(crate) leaderships: Permits,
 }
 
 /// The transport as the table of peers a [`Change`] reaches.
@@ -180,19 +180,15 @@ impl<T: Transport> Driver<T> {
         self.snapshot()
     }
 
-    /// The earliest of the node's deadline and the leadership's guard.
+    /// The node's deadline: its next timer, or its permit's end.
     fn deadline(&self) -> Option<Instant> {
-        self.core.deadline().map(Instant::from_std)
+        self.core.poll_timeout().map(Instant::from_std)
     }
 
-    /// A deadline passed: the node's timers if they are due, else the
-    /// leadership's guard.
+    /// A deadline passed: the node's timers, or its permit's end, if due.
     async fn on_deadline(&mut self, now: Instant) {
         if self.core.handle_timeout(now.into_std()) {
             self.flush().await;
-        } else {
-            let change = self.core.update_permit(now.into_std());
-            self.leaderships.apply(change);
         }
     }
 
@@ -234,12 +230,11 @@ impl<T: Transport> Driver<T> {
         }
     }
 
-    /// The rule after every input: the leadership (work that must stop stops
+    /// The rule after every input: the node's permit (work that must stop stops
     /// first), durable state, transmits, events, then (in the loop) the deadline.
     async fn flush(&mut self) {
         let leaderships = &mut self.leaderships;
-        self.core
-            .before_send(now(), |change| leaderships.apply(change));
+        self.core.before_send(|change| leaderships.apply(change));
         while let Some(Transmit { to, message }) = self.core.poll_transmit() {
             let sent = self.transport.send(to, &message).await;
             match &sent {

@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::driver::Command;
 use crate::error::{ChangeError, DriverError};
-use crate::leadership::Leadership;
+use crate::permit::Permit;
 
 /// The application's side of a running node.
 ///
@@ -24,7 +24,7 @@ pub struct Handle {
     pub(crate) id: NodeId,
     pub(crate) commands: mpsc::Sender<Command>,
     pub(crate) leader: watch::Receiver<Option<Leader>>,
-    pub(crate) leadership: watch::Receiver<Option<Leadership>>,
+    pub(crate) leadership: watch::Receiver<Option<Permit>>,
     pub(crate) events: broadcast::Receiver<Event>,
     pub(crate) task: JoinHandle<DriverStats>,
 }
@@ -77,8 +77,8 @@ impl Handle {
     }
 
     /// Waits until this node leads, at most `timeout` (`Duration::MAX`: for as
-    /// long as it takes), and returns that [`Leadership`]: its fencing token, and
-    /// the signal that says when work tied to it must stop (see [`Leadership`]
+    /// long as it takes), and returns that [`Permit`]: its fencing token, and
+    /// the signal that says when work tied to it must stop (see [`Permit`]
     /// for when it fires, with and without a quorum).
     ///
     /// Errors with [`DriverError::Timeout`], or [`DriverError::Stopped`] if the
@@ -95,24 +95,24 @@ impl Handle {
     /// let node = Node::new(NodeId(1), [NodeId(1)], config)?;
     /// let handle = bully_tokio::spawn(node, MemNetwork::new().endpoint(NodeId(1)));
     ///
-    /// let leadership = handle.leadership(Duration::from_secs(5)).await?;
-    /// assert_eq!(leadership.token().leader, NodeId(1));
-    /// assert!(leadership.is_current());
+    /// let permit = handle.permit(Duration::from_secs(5)).await?;
+    /// assert_eq!(permit.token().leader, NodeId(1));
+    /// assert!(permit.is_current());
     /// handle.step_down().await?;
-    /// leadership.ended().await; // fired by the step-down
-    /// assert!(!leadership.is_current());
+    /// permit.ended().await; // fired by the step-down
+    /// assert!(!permit.is_current());
     /// # Ok(()) }
     /// ```
-    pub async fn leadership(&self, timeout: Duration) -> Result<Leadership, DriverError> {
-        match tokio::time::timeout(timeout, next_leadership(self.leadership.clone())).await {
+    pub async fn permit(&self, timeout: Duration) -> Result<Permit, DriverError> {
+        match tokio::time::timeout(timeout, next_permit(self.leadership.clone())).await {
             Ok(leadership) => leadership,
             Err(_) => Err(DriverError::Timeout),
         }
     }
 
-    /// This node's current [`Leadership`], without waiting: `None` unless it
+    /// This node's current [`Permit`], without waiting: `None` unless it
     /// leads and, with a quorum, its lease has more than the margin left.
-    pub fn current_leadership(&self) -> Option<Leadership> {
+    pub fn current_permit(&self) -> Option<Permit> {
         self.leadership
             .borrow()
             .as_ref()
@@ -121,10 +121,10 @@ impl Handle {
     }
 
     /// Runs `work` in each leadership of this node, client-go's loop: waits until
-    /// the node leads, runs `work(leadership)`, cancels it (drops its future) as
+    /// the node leads, runs `work(permit)`, cancels it (drops its future) as
     /// soon as the leadership's signal fires, then waits for the next leadership
     /// and runs `work` again. Work that finishes early is not restarted within the
-    /// same leadership. Completes when the task stops.
+    /// same permit. Completes when the task stops.
     ///
     /// With a quorum, the work of one leadership is cancelled before any other
     /// member can be elected, so the work of two leaderships never overlaps in
@@ -148,14 +148,14 @@ impl Handle {
     ///
     /// let started = Arc::new(Mutex::new(Vec::new()));
     /// let log = started.clone();
-    /// let work = tokio::spawn(handle.run_while_leader(move |leadership| {
-    ///     log.lock().unwrap().push(leadership.token());
+    /// let work = tokio::spawn(handle.run_while_leader(move |permit| {
+    ///     log.lock().unwrap().push(permit.token());
     ///     async move {
-    ///         // The job, e.g. a loop of writes fenced with leadership.token().
+    ///         // The job, e.g. a loop of writes fenced with permit.token().
     ///         std::future::pending::<()>().await
     ///     }
     /// }));
-    /// handle.leadership(std::time::Duration::MAX).await?;
+    /// handle.permit(std::time::Duration::MAX).await?;
     /// tokio::task::yield_now().await;
     /// handle.shutdown().await?; // ends the leadership, then the loop
     /// work.await?;
@@ -164,12 +164,12 @@ impl Handle {
     /// ```
     pub fn run_while_leader<F, Fut>(&self, mut work: F) -> impl Future<Output = ()> + use<F, Fut>
     where
-        F: FnMut(Leadership) -> Fut,
+        F: FnMut(Permit) -> Fut,
         Fut: Future<Output = ()>,
     {
         let leaderships = self.leadership.clone();
         async move {
-            while let Ok(leadership) = next_leadership(leaderships.clone()).await {
+            while let Ok(leadership) = next_permit(leaderships.clone()).await {
                 let ended = leadership.cancellation_token();
                 let job = work(leadership);
                 tokio::select! {
@@ -372,11 +372,11 @@ impl Handle {
 }
 
 /// The next current leadership published on `leaderships`.
-async fn next_leadership(
-    mut leaderships: watch::Receiver<Option<Leadership>>,
-) -> Result<Leadership, DriverError> {
+async fn next_permit(
+    mut leaderships: watch::Receiver<Option<Permit>>,
+) -> Result<Permit, DriverError> {
     let current = leaderships
-        .wait_for(|leadership| leadership.as_ref().is_some_and(Leadership::is_current))
+        .wait_for(|leadership| leadership.as_ref().is_some_and(Permit::is_current))
         .await
         .map_err(|_| DriverError::Stopped)?;
     current.clone().ok_or(DriverError::Stopped)

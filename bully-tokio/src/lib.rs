@@ -36,11 +36,13 @@
 //!
 //! # Work only the leader may do
 //!
-//! [`Handle::leadership`] waits until this node leads and returns a
-//! [`Leadership`]: the fencing token, and a signal that fires when the leadership
-//! ends or, with a quorum, [`Builder::lease_margin`] before its lease
-//! ([`Node::exclusive_until`](bully_core::Node::exclusive_until)) runs out, so the
-//! work stops before any other member can be elected.
+//! [`Handle::permit`] waits until this node leads and returns a
+//! [`Permit`]: the node's permit to work as a scope, with the fencing token
+//! and a signal that fires when the node says the permit ended: when the
+//! leadership ends or, with a quorum, the lease margin
+//! ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)) before
+//! its lease ([`Node::lease_until`](bully_core::Node::lease_until)) runs out, so
+//! the work stops before any other member can be elected.
 //! [`Handle::run_while_leader`] runs a job in each leadership and cancels it at
 //! the signal. Without a quorum there is no such guarantee: a leader cut off from
 //! the others keeps leading, and working, while they elect another.
@@ -79,8 +81,8 @@ mod builder;
 mod driver;
 mod error;
 mod handle;
-mod leadership;
 mod mem;
+mod permit;
 mod transport;
 mod udp;
 
@@ -88,7 +90,7 @@ pub use builder::{Builder, spawn, spawn_persisting};
 pub use driver::RECV_ERROR_BURST;
 pub use error::{ChangeError, DriverError};
 pub use handle::Handle;
-pub use leadership::Leadership;
+pub use permit::Permit;
 
 /// The driver's and the node's counters (bully-std's too: written once, in
 /// `bully_core::driver`).
@@ -108,7 +110,7 @@ pub use bully_core::wire;
 /// `#[bully_tokio::async_trait]`.
 pub use async_trait::async_trait;
 
-/// `CancellationToken`, which [`Leadership::cancellation_token`] returns
+/// `CancellationToken`, which [`Permit::cancellation_token`] returns
 /// (re-exported from `tokio-util`).
 #[doc(no_inline)]
 pub use tokio_util::sync::CancellationToken;

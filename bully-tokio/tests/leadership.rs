@@ -18,11 +18,10 @@ fn config(quorum: Quorum) -> Config {
 
 /// Three members whose leaderships end `margin` before their lease.
 fn cluster(quorum: Quorum, margin: Duration) -> MemCluster {
-    let mut cluster = MemCluster::stopped(MemNetwork::new(), 3, config(quorum));
+    let config = config(quorum).with_lease_margin(margin);
+    let mut cluster = MemCluster::stopped(MemNetwork::new(), 3, config);
     for id in 1..=3 {
-        cluster.start_with(id, |node, transport| {
-            Builder::new().lease_margin(margin).spawn(node, transport)
-        });
+        cluster.start_with(id, |node, transport| Builder::new().spawn(node, transport));
     }
     cluster
 }
@@ -33,16 +32,13 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
     let lease = config(Quorum::Majority).leader_lease();
     let cluster = cluster(Quorum::Majority, margin);
     let three = cluster.handle(3);
-    let leadership = three.leadership(Duration::MAX).await.unwrap();
+    let leadership = three.permit(Duration::MAX).await.unwrap();
     assert_eq!(leadership.token().leader, NodeId(3));
     assert_eq!(
-        three.current_leadership().map(|current| current.token()),
+        three.current_permit().map(|current| current.token()),
         Some(leadership.token())
     );
-    assert!(
-        cluster.handle(1).current_leadership().is_none(),
-        "1 follows"
-    );
+    assert!(cluster.handle(1).current_permit().is_none(), "1 follows");
 
     // Renewed by every acknowledged heartbeat round: current for ten leases, and
     // its deadline moves later with each renewal, never more than a lease ahead.
@@ -105,14 +101,14 @@ async fn a_cut_off_leaders_signal_fires_a_margin_before_its_lease_runs_out() {
         "the signal fired {ahead:?} before the lease ran out, margin {margin:?}"
     );
     // No new leadership opens on the cut-off side.
-    assert!(three.leadership(lease * 4).await.is_err());
+    assert!(three.permit(lease * 4).await.is_err());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() {
     let cluster = cluster(Quorum::None, Duration::from_millis(60));
     let three = cluster.handle(3);
-    let first = three.leadership(Duration::MAX).await.unwrap();
+    let first = three.permit(Duration::MAX).await.unwrap();
     // Without a quorum there is no lease: it stays current as long as 3 leads.
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(first.is_current());
@@ -123,7 +119,7 @@ async fn a_step_down_fires_the_signal_and_the_next_win_opens_a_new_leadership() 
         "step_down returned with the work not told"
     );
     // Preemption: 3 takes the leadership back, in a new term.
-    let second = three.leadership(Duration::MAX).await.unwrap();
+    let second = three.permit(Duration::MAX).await.unwrap();
     assert!(second.token() > first.token());
     assert!(second.is_current());
 }

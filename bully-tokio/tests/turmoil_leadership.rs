@@ -3,7 +3,7 @@
 //! leader, and does overlap without one.
 //!
 //! Five hosts run the real driver over turmoil's UDP (wire frames, HMAC), with the
-//! driver's default lease margin (`Config::default_lease_margin`: a quarter of the
+//! default lease margin (`Config::default_lease_margin`: a quarter of the
 //! leader's lease). Every host runs a job in each of its leaderships and logs the
 //! job's interval, in turmoil's simulated time, with the leadership's fencing
 //! token. Each story starts with 5 leading and working, does something to it, and
@@ -112,7 +112,7 @@ struct Shared {
 }
 
 /// One host's software: a node over (lossy) turmoil UDP, and a job in each
-/// leadership.
+/// permit.
 async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmoil::Result {
     let rng = shared.seed ^ (id.0 << 32) ^ incarnation.0;
     let lossy = |socket| LossySocket::new(socket, shared.loss.clone(), rng, shared.dropped.clone());
@@ -137,7 +137,7 @@ async fn run_node(id: NodeId, incarnation: Incarnation, shared: Shared) -> turmo
         // A job that needs time to stop once told (a child process's grace
         // period): it cannot simply be dropped, so it runs on the leadership
         // itself and says when it has stopped.
-        while let Ok(leadership) = handle.leadership(Duration::MAX).await {
+        while let Ok(leadership) = handle.permit(Duration::MAX).await {
             let index = log.start(id, leadership.token(), sim_now());
             let end = EndOnDrop {
                 log: log.clone(),

@@ -4,10 +4,12 @@
 //! below that one; docs/correctness.md, section 1; where it sends, how much it
 //! sends, when it next wants to be woken) and the safety core's invariants I1
 //! to I6 (docs/protocol.md; `bully_core::invariants::check_input`), and its
-//! lease against an account of the requests a quorum acknowledged (G6).
+//! lease against an account of the requests a quorum acknowledged (G6), and
+//! its permit to work against the rules of `Node::poll_permit`.
 
 mod input;
 mod lease;
+mod permit;
 
 use std::time::Instant;
 
@@ -20,6 +22,7 @@ use bully_core::{
 
 use self::input::{Input, config, exercise_config, expected_validation, member_list, node_input};
 use self::lease::{LeaseView, LeaseWatch};
+use self::permit::PermitWatch;
 use super::tracing;
 
 /// Inputs one `node` run feeds.
@@ -38,7 +41,7 @@ const MAX_INPUTS: usize = 512;
 /// `handle_timeout` at most that many per timer that had expired
 /// (`Node::expired_timers`; none at all, and no event, when none had), after
 /// `handle_timeout(now)` the next deadline is `None` or later than `now`, and
-/// `Node::exclusive_until` is set only while the node leads with a quorum,
+/// `Node::lease_until` is set only while the node leads with a quorum,
 /// never reaches past the latest claim or heartbeat round it sent plus
 /// `Config::leader_lease`, and never moves back within one leadership.
 pub fn node(data: &[u8]) {
@@ -53,6 +56,8 @@ struct Observed {
     highest: Option<FencingToken>,
     /// What the node sent that its lease may be dated from.
     lease: LeaseWatch,
+    /// The permit to work as the node told it.
+    permit: PermitWatch,
     /// Its safety core after the previous input.
     safety: SafetyState,
     /// Whether this incarnation was declared a first boot.
@@ -70,6 +75,7 @@ impl Observed {
             term: node.term(),
             highest: node.highest_token(),
             lease: LeaseWatch::default(),
+            permit: PermitWatch::default(),
             safety,
             first_boot: safety.first_boot,
             back: None,
@@ -253,9 +259,10 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
 fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) -> usize {
     let now = seen.feed(at);
     let expired = node.expired_timers(now);
+    // The deadline is due when a timer is, or the end of the permit told.
     assert_eq!(
-        expired == 0,
-        node.poll_timeout().is_none_or(|next| next > now),
+        expired > 0 || seen.permit.end_due(now),
+        node.poll_timeout().is_some_and(|next| next <= now),
         "expired_timers({now:?}) is {expired} with the next deadline at {:?}",
         node.poll_timeout()
     );
@@ -278,6 +285,8 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     // The instant the node took this input at (`restore` takes none, and sends
     // nothing).
     let now = seen.clock;
+    // The permit first, as a driver drains it.
+    seen.permit.check(node, now);
     let own_quorum = {
         let safety = node.safety();
         safety.voter && safety.quorum.is_some_and(|quorum| quorum <= 1)
@@ -348,7 +357,7 @@ fn check_outputs(node: &mut Node, seen: &mut Observed, bound: Bound, members_bef
     seen.lease.check(LeaseView {
         leading,
         quorum: node.config().quorum() != Quorum::None,
-        until: node.exclusive_until(),
+        until: node.lease_until(),
         lease: node.config().leader_lease(),
         quorum_size: safety.quorum.map(|quorum| (quorum, safety.voter)),
     });

@@ -57,7 +57,7 @@ fn a_three_member_file_takes_ipv4_ipv6_and_host_names() {
         b"a secret of at least sixteen bytes"
     );
     assert_eq!(settings.data_dir, dir.path().join("data"));
-    assert_eq!(settings.lease_margin, Duration::from_millis(1250));
+    assert_eq!(settings.config.lease_margin(), Duration::from_millis(1250));
     assert!(
         !format!("{settings:?}").contains("sixteen"),
         "the secret leaked into Debug"

@@ -125,16 +125,16 @@ fn fixed(running: &Settings, new: &Settings) -> Result<(), ConfigError> {
         ms(a.max_processing_time()),
         ms(b.max_processing_time())
     );
-    if running.lease_margin != new.lease_margin {
+    if a.lease_margin() != b.lease_margin() {
         return Err(ConfigError::Field {
             field: "timing.lease_margin_ms".to_owned(),
             message: format!(
                 "cannot change while the agent runs ({} ms -> {} ms; unless set, it is \
                  child.grace_ms + 250 ms); set timing.lease_margin_ms = {} to change \
                  child.grace_ms alone, or restart the agent",
-                ms(running.lease_margin),
-                ms(new.lease_margin),
-                ms(running.lease_margin)
+                ms(a.lease_margin()),
+                ms(b.lease_margin()),
+                ms(a.lease_margin())
             ),
         });
     }

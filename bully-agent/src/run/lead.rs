@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use bully_tokio::{CancellationToken, Leadership};
+use bully_tokio::{CancellationToken, Permit};
 
 use crate::backoff::{Failures, Verdict};
 use crate::child::{Report, Supervised};
@@ -49,7 +49,7 @@ impl Run<'_> {
     /// exit under `on_exit = "restart"`, until `failures` says to step aside.
     pub(super) async fn lead(
         &self,
-        leadership: &Leadership,
+        leadership: &Permit,
         shutdown: &CancellationToken,
         failures: &mut Failures,
     ) -> Outcome {
@@ -193,7 +193,7 @@ impl Run<'_> {
 async fn watch(
     child: &mut Supervised,
     view: &View,
-    leadership: &Leadership,
+    leadership: &Permit,
     shutdown: &CancellationToken,
 ) -> (Stop, i32) {
     child.set_deadline(leadership.deadline()).await;

@@ -209,6 +209,7 @@ impl Timing {
             .with_max_message_delay(Duration::from_millis(self.max_message_delay_ms))
             .with_max_processing_time(Duration::from_millis(self.max_processing_ms))
             .with_quorum(Quorum::Majority)
+            .with_lease_margin(self.lease_margin())
             .with_resign_delay(self.lease_margin())
     }
 

@@ -98,4 +98,16 @@ pub enum ConfigError {
         /// `max(heartbeat_interval, (2*T_M + P_p)(1+ρ)) + 2*T_M + P_p`.
         min: Duration,
     },
+    /// With a quorum, the lease margin
+    /// ([`Config::with_lease_margin`](crate::Config::with_lease_margin)) is
+    /// not shorter than the leader's lease: no permit to work could ever start.
+    #[error(
+        "the lease margin of {margin:?} is not shorter than the leader's lease of {lease:?}: no permit to work could start"
+    )]
+    LeaseMarginTooLong {
+        /// The lease margin set.
+        margin: Duration,
+        /// The leader's lease, derived from the leader timeout.
+        lease: Duration,
+    },
 }

@@ -63,6 +63,10 @@ pub(crate) struct Timings {
     /// quorum acknowledged: `follower_lease * (1-ρ)/(1+ρ)`, so it ends, in real
     /// time, no later than the earliest promise of any follower of that round.
     pub(crate) leader_lease: Duration,
+    /// With a quorum, how long before the lease's end the permit to work ends:
+    /// the lease margin (a quarter of the lease unless set), or the resign
+    /// delay if that is longer, since work told to stop is given that long.
+    pub(crate) permit_margin: Duration,
 }
 
 impl Timings {
@@ -108,6 +112,11 @@ impl Timings {
             stagger_step: answer_timeout.saturating_add(t_m),
             follower_lease,
             leader_lease,
+            // `Config::default_lease_margin`, from the lease just derived.
+            permit_margin: config
+                .lease_margin
+                .unwrap_or(leader_lease / 4)
+                .max(config.resign_delay),
         }
     }
 

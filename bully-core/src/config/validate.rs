@@ -108,6 +108,16 @@ impl Config {
                     min,
                 });
             }
+            // A margin the lease cannot outlast: the permit would end before
+            // it started, every time.
+            if let Some(margin) = self.lease_margin {
+                if margin >= timings.leader_lease {
+                    return Err(ConfigError::LeaseMarginTooLong {
+                        margin,
+                        lease: timings.leader_lease,
+                    });
+                }
+            }
         }
         Ok(())
     }

@@ -7,49 +7,47 @@ use std::time::Duration;
 use crate::event::{Event, Leader};
 use crate::message::{Message, NodeId, Transmit};
 use crate::node::Node;
+use crate::permit::PermitChange;
 use crate::time::Instant;
 
 use super::change::{Change, Peers, apply};
 use super::error::ChangeError;
 use super::heard::LastHeard;
-use super::permit::{Permission, PermitChange};
 use super::persist::{Persist, Persister};
 use super::stats::DriverStats;
 
-/// A [`Node`] with what both drivers keep beside it: the [`Permission`] to
-/// work, the [`Persister`], [`LastHeard`] and the [`DriverStats`].
+/// A [`Node`] with what both drivers keep beside it: the [`Persister`],
+/// [`LastHeard`] and the [`DriverStats`]. The permit to work is the node's own
+/// output ([`Node::poll_permit`]): the core hands it on, first.
 ///
 /// The driver's loop, in either runtime:
 ///
 /// 1. [`start`](DriverCore::start), then flush (below).
-/// 2. Wait for the next input until [`deadline`](DriverCore::deadline); count
+/// 2. Wait for the next input until [`poll_timeout`](DriverCore::poll_timeout); count
 ///    the wake-up ([`woke`](DriverCore::woke)).
 /// 3. Hand it over: [`handle_message`](DriverCore::handle_message),
 ///    [`handle_timeout`](DriverCore::handle_timeout) (it checks that a timer is
 ///    due), [`change`](DriverCore::change), or a command on
 ///    [`node_mut`](DriverCore::node_mut).
 /// 4. Flush: [`before_send`](DriverCore::before_send) (it has the driver
-///    publish the leadership's change, then persists), then send every
+///    publish each change of the permit to work, then persists), then send every
 ///    [`poll_transmit`](DriverCore::poll_transmit) and count it
 ///    ([`sent`](DriverCore::sent)), then publish every
 ///    [`poll_event`](DriverCore::poll_event) and the node's leader.
 #[derive(Debug)]
 pub struct DriverCore {
     node: Node,
-    permission: Permission,
     persister: Persister,
     heard: LastHeard,
     stats: DriverStats,
 }
 
 impl DriverCore {
-    /// Drives `node`, whose leaderships end `lease_margin` before their lease
-    /// (`None`: the node's
-    /// [`Config::default_lease_margin`](crate::Config::default_lease_margin)),
-    /// handing each new durable state to `persist`.
-    pub fn new(node: Node, lease_margin: Option<Duration>, persist: Option<Persist>) -> DriverCore {
+    /// Drives `node`, handing each new durable state to `persist`. Its permits
+    /// to work end the node's lease margin before their lease
+    /// ([`Config::with_lease_margin`](crate::Config::with_lease_margin)).
+    pub fn new(node: Node, persist: Option<Persist>) -> DriverCore {
         DriverCore {
-            permission: Permission::for_node(&node, lease_margin),
             persister: Persister::new(&node, persist),
             heard: LastHeard::new(),
             stats: DriverStats::default(),
@@ -66,11 +64,6 @@ impl DriverCore {
     /// ...). Flush afterwards, as after any input.
     pub fn node_mut(&mut self) -> &mut Node {
         &mut self.node
-    }
-
-    /// The permission to work, as last updated.
-    pub fn permission(&self) -> &Permission {
-        &self.permission
     }
 
     /// The counters, for the ones only the driver can count (`timer_resets`,
@@ -90,13 +83,11 @@ impl DriverCore {
         self.node.start(now);
     }
 
-    /// When the driver must look again without input: the earlier of the node's
-    /// timer and the leadership's guard (its permit's end).
-    pub fn deadline(&self) -> Option<Instant> {
-        match (self.node.poll_timeout(), self.permission.guard()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    /// When the driver must look again without input ([`Node::poll_timeout`]):
+    /// the node's next timer, or the end of the permit to work it published,
+    /// whichever comes first.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.node.poll_timeout()
     }
 
     /// Counts a wake-up of the loop.
@@ -111,15 +102,20 @@ impl DriverCore {
         self.node.handle_message(now, from, message);
     }
 
-    /// Fires the node's timers if one is due at `now` ([`Node::handle_timeout`]);
-    /// returns whether one was. A driver calls it after every input, not only
+    /// Fires the node's timers if one is due at `now`, and ends its permit to
+    /// work if the permit's end has come ([`Node::handle_timeout`]); returns
+    /// whether either was due. A driver calls it after every input, not only
     /// when its wait timed out, so that a steady stream of input cannot starve
     /// the timers.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
         if self.node.poll_timeout().is_none_or(|at| at > now) {
             return false;
         }
-        self.stats.timeouts += 1;
+        // `timeouts` counts the protocol's timers: the end of a permit alone
+        // is not one.
+        if self.node.expired_timers(now) > 0 {
+            self.stats.timeouts += 1;
+        }
         self.node.handle_timeout(now);
         true
     }
@@ -145,18 +141,15 @@ impl DriverCore {
         apply(&mut self.node, peers, now, change)
     }
 
-    /// Re-reads the permission to work at `now` ([`Permission::update`]): what a
-    /// driver does when the guard passes with no other input.
-    pub fn update_permit(&mut self, now: Instant) -> PermitChange {
-        self.permission.update(&self.node, now)
-    }
-
-    /// The start of a flush, before any transmit: the permission to work, whose
-    /// change `publish` carries out (first, so that work that must stop is told
-    /// before anything else happens), then the durable state (written before
-    /// any message that depends on it leaves).
-    pub fn before_send(&mut self, now: Instant, publish: impl FnOnce(PermitChange)) {
-        publish(self.permission.update(&self.node, now));
+    /// The start of a flush, before any transmit: every change of the permit to
+    /// work ([`Node::poll_permit`]), which `publish` carries out in order
+    /// (first, so that work that must stop is told before anything else
+    /// happens), then the durable state (written before any message that
+    /// depends on it leaves).
+    pub fn before_send(&mut self, mut publish: impl FnMut(PermitChange)) {
+        while let Some(change) = self.node.poll_permit() {
+            publish(change);
+        }
         self.persister.before_send(&self.node);
     }
 

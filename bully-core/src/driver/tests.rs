@@ -1,6 +1,6 @@
-//! Unit tests of the drivers' shared code, with exact values: the permit's ends
-//! to the nanosecond, the counters, and the order in which a change reaches the
-//! node and the transport.
+//! Unit tests of the drivers' shared code, with exact values: the permit handed
+//! on first and its end as a deadline, the counters, and the order in which a
+//! change reaches the node and the transport.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -9,14 +9,13 @@ use std::time::Duration;
 use super::*;
 use crate::time::Instant;
 use crate::{
-    CommandError, Config, DurableState, FencingToken, Message, Node, NodeId, Quorum, Role, Term,
+    CommandError, Config, DurableState, FencingToken, Message, Node, NodeId, Permit, PermitChange,
+    Quorum, Role, Term,
 };
 
 /// The default config's lease, to the nanosecond (the heartbeat interval and
 /// the answer timeout, less the clock-drift allowance).
 const LEASE: Duration = Duration::from_nanos(479_040_959);
-/// A quarter of it, rounded down.
-const MARGIN: Duration = Duration::from_nanos(119_760_239);
 const HEARTBEAT: Duration = Duration::from_millis(100);
 /// When a lone member with a quorum, started at `t0`, has elected itself.
 const ELECTED: Duration = Duration::from_millis(480);
@@ -28,120 +27,31 @@ fn token(term: u64, leader: u64) -> FencingToken {
     }
 }
 
-/// A lone member under a majority quorum, started at `t0` and elected: at
-/// `t0 + ELECTED`, with a lease to `t0 + ELECTED + LEASE`.
-fn lone_leader(t0: Instant) -> Node {
-    let config = Config::default().with_quorum(Quorum::Majority);
+/// A lone member with `config` (a quorum), started and elected: at its start
+/// plus `ELECTED`, with a lease to `LEASE` later.
+fn lone_leader(config: Config) -> Node {
+    let t0 = Instant::now();
     let mut node = Node::new(NodeId(1), [NodeId(1)], config).unwrap();
     node.start(t0);
     assert_eq!(node.poll_timeout(), Some(t0 + ELECTED));
     node.handle_timeout(t0 + ELECTED);
+    assert_eq!(node.lease_until(), Some(t0 + ELECTED + LEASE));
     node
 }
 
-#[test]
-fn the_default_margin_is_a_quarter_of_the_lease() {
-    let config = Config::default().with_quorum(Quorum::Majority);
-    assert_eq!(config.leader_lease(), LEASE);
-    let node = Node::new(NodeId(1), [NodeId(1)], config).unwrap();
-    assert_eq!(Permission::for_node(&node, None).margin(), MARGIN);
-    let chosen = Duration::from_millis(50);
-    assert_eq!(Permission::for_node(&node, Some(chosen)).margin(), chosen);
+/// When the lone leader of `core` started: its lease began `ELECTED` later.
+fn t0_of(core: &DriverCore) -> Instant {
+    core.node().lease_until().unwrap() - LEASE - ELECTED
 }
 
 #[test]
-fn the_settings_default_to_the_configs_margin_and_1024_events_and_hold_at_least_one() {
-    let settings = Settings::default();
+fn the_settings_default_to_1024_events_and_hold_at_least_one() {
+    assert_eq!(Settings::default().event_capacity, 1024);
     assert_eq!(
-        (settings.lease_margin, settings.event_capacity),
-        (None, 1024)
-    );
-    let chosen = settings
-        .with_lease_margin(Duration::from_millis(70))
-        .with_event_capacity(0);
-    assert_eq!(chosen.lease_margin, Some(Duration::from_millis(70)));
-    assert_eq!(
-        chosen.event_capacity, 1,
+        Settings::default().with_event_capacity(0).event_capacity,
+        1,
         "a channel of none could hold nothing"
     );
-}
-
-#[test]
-fn a_permit_opens_is_renewed_lapses_and_reopens_as_a_new_leadership() {
-    let t0 = Instant::now();
-    let mut node = lone_leader(t0);
-    let mut permission = Permission::for_node(&node, None);
-    let first = t0 + ELECTED + LEASE - MARGIN;
-    assert_eq!(
-        node.may_work_until(t0 + ELECTED, MARGIN),
-        Some(WorkPermit {
-            token: token(1, 1),
-            until: Some(first),
-        })
-    );
-    assert_eq!(
-        permission.update(&node, t0 + ELECTED),
-        PermitChange::Replace(Some(WorkPermit {
-            token: token(1, 1),
-            until: Some(first),
-        }))
-    );
-    assert_eq!(permission.guard(), Some(first));
-    assert_eq!(permission.update(&node, t0 + ELECTED), PermitChange::Same);
-
-    // The next heartbeat renews the lease by one heartbeat interval.
-    let beat = t0 + ELECTED + HEARTBEAT;
-    assert_eq!(node.poll_timeout(), Some(beat));
-    node.handle_timeout(beat);
-    let renewed = first + HEARTBEAT;
-    assert_eq!(
-        permission.update(&node, beat),
-        PermitChange::Renew(Some(renewed))
-    );
-    assert_eq!(permission.guard(), Some(renewed));
-
-    // At its end the permit lapses, though the node still leads.
-    assert_eq!(
-        permission.update(&node, renewed),
-        PermitChange::Replace(None)
-    );
-    assert_eq!(permission.current(), None);
-    assert_eq!(permission.guard(), None);
-    assert_eq!(node.role(), Role::Leader);
-
-    // A late renewal opens a new leadership under the same token, never the
-    // lapsed one again.
-    node.handle_timeout(renewed);
-    assert_eq!(
-        permission.update(&node, renewed),
-        PermitChange::Replace(Some(WorkPermit {
-            token: token(1, 1),
-            until: Some(renewed + LEASE - MARGIN),
-        }))
-    );
-}
-
-#[test]
-fn without_a_quorum_a_permit_has_no_end_and_lapses_with_the_leadership() {
-    let t0 = Instant::now();
-    let mut node = Node::new(NodeId(1), [NodeId(1)], Config::default()).unwrap();
-    let mut permission = Permission::for_node(&node, None);
-    assert_eq!(
-        permission.update(&node, t0),
-        PermitChange::Same,
-        "not started"
-    );
-    node.start(t0);
-    assert_eq!(
-        permission.update(&node, t0),
-        PermitChange::Replace(Some(WorkPermit {
-            token: token(1, 1),
-            until: None,
-        }))
-    );
-    assert_eq!(permission.guard(), None);
-    assert!(node.step_down(t0));
-    assert_eq!(permission.update(&node, t0), PermitChange::Replace(None));
 }
 
 #[test]
@@ -298,7 +208,7 @@ fn a_change_reaches_the_node_and_the_transport_in_the_safe_order_or_not_at_all()
 fn the_core_counts_its_inputs_and_sends_and_who_was_heard() {
     let t0 = Instant::now();
     let node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default()).unwrap();
-    let mut core = DriverCore::new(node, None, None);
+    let mut core = DriverCore::new(node, None);
     core.start(t0);
     core.woke();
     core.woke();
@@ -350,26 +260,47 @@ fn the_core_counts_its_inputs_and_sends_and_who_was_heard() {
 }
 
 #[test]
-fn the_deadline_is_the_earlier_of_the_timer_and_the_guard() {
-    let t0 = Instant::now();
+fn the_core_hands_on_the_nodes_permit_first_and_wakes_for_its_end() {
     // A margin this wide ends the permit before the next heartbeat.
     let wide = LEASE - Duration::from_millis(50);
-    let mut core = DriverCore::new(lone_leader(t0), Some(wide), None);
+    let config = Config::default()
+        .with_quorum(Quorum::Majority)
+        .with_lease_margin(wide);
+    let mut core = DriverCore::new(lone_leader(config), None);
+    let beat = t0_of(&core) + ELECTED + HEARTBEAT;
     assert_eq!(
-        core.deadline(),
-        Some(t0 + ELECTED + HEARTBEAT),
-        "no permit yet: the timer"
+        core.poll_timeout(),
+        Some(beat),
+        "no permit told yet: the timer"
     );
-    let mut change = PermitChange::Same;
-    core.before_send(t0 + ELECTED, |published| change = published);
-    let guard = t0 + ELECTED + Duration::from_millis(50);
-    assert!(matches!(change, PermitChange::Replace(Some(permit)) if permit.until == Some(guard)));
-    assert_eq!(core.deadline(), Some(guard));
-    assert_eq!(core.update_permit(guard), PermitChange::Replace(None));
-    assert_eq!(core.deadline(), Some(t0 + ELECTED + HEARTBEAT));
+    let mut published = Vec::new();
+    core.before_send(|change| published.push(change));
+    let end = t0_of(&core) + ELECTED + Duration::from_millis(50);
+    let permit = Permit {
+        token: token(1, 1),
+        until: Some(end),
+    };
+    assert_eq!(published, [PermitChange::Started(permit)]);
+    assert_eq!(
+        core.poll_timeout(),
+        Some(end),
+        "the permit's end comes first"
+    );
+    assert!(
+        !core.handle_timeout(end - Duration::from_nanos(1)),
+        "not due"
+    );
+    assert!(core.handle_timeout(end));
+    assert_eq!(core.stats().timeouts, 0, "no timer of the protocol fired");
+    published.clear();
+    core.before_send(|change| published.push(change));
+    assert_eq!(published, [PermitChange::Ended(permit)]);
+    assert_eq!(core.poll_timeout(), Some(beat));
+    assert!(core.handle_timeout(beat));
+    assert_eq!(core.stats().timeouts, 1);
     // A duration past the clock's range is no abstention (and no panic); a
     // real one makes the leader step down.
-    assert!(!core.abstain_for(guard, Duration::MAX));
+    assert!(!core.abstain_for(beat, Duration::MAX));
     assert_eq!(core.node().role(), Role::Leader);
-    assert!(core.abstain_for(guard, Duration::from_secs(1)));
+    assert!(core.abstain_for(beat, Duration::from_secs(1)));
 }

@@ -42,8 +42,9 @@ impl Node {
         self.step(now, from, message);
     }
 
-    /// Does the work of every timer that has expired at `now`. Calling it early is a
-    /// harmless no-op.
+    /// Does the work of every timer that has expired at `now`, and ends the
+    /// permit to work if its end has come (see [`poll_permit`](Node::poll_permit)).
+    /// Calling it early is a harmless no-op.
     pub fn handle_timeout(&mut self, now: Instant) {
         let now = self.clock(now);
         for timer in Timer::ALL {
@@ -64,15 +65,22 @@ impl Node {
     }
 
     /// When [`handle_timeout`](Node::handle_timeout) next has work to do: the
-    /// earliest armed timer.
+    /// earliest armed timer, or the end of the permit to work that
+    /// [`poll_permit`](Node::poll_permit) said started, if that comes first
+    /// (`handle_timeout` then ends it).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next_timeout()
+        let timer = self.timers.next_timeout();
+        match self.permit_deadline() {
+            Some(end) => Some(timer.map_or(end, |timer| timer.min(end))),
+            None => timer,
+        }
     }
 
     /// How many timers [`handle_timeout(now)`](Node::handle_timeout) would fire:
     /// those armed for `now` or earlier (an instant before the latest one this
     /// node has seen counts as that one, as every input does). Zero when the call
-    /// would be a no-op.
+    /// would fire none, as when [`poll_timeout`](Node::poll_timeout) is only the
+    /// end of the permit to work.
     ///
     /// The output bound is per expired timer (see [`Node`]): a fuzzer or a test
     /// reads this before `handle_timeout` to know what the call may send. The
@@ -124,6 +132,9 @@ impl Node {
             }
             _ => now,
         };
+        // Before the input changes anything: a permit whose end came by now
+        // has ended, whatever the input does to the lease.
+        self.settle_permit(now);
         self.latest = Some(now);
         now
     }

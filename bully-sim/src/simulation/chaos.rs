@@ -251,7 +251,7 @@ impl Simulation {
         if !followers_wait {
             return None;
         }
-        match node.exclusive_until() {
+        match node.lease_until() {
             Some(lease) => {
                 let renewed = next_round.checked_add(config.round_trip())?;
                 (renewed < slot.clock.real(lease)).then_some(id)

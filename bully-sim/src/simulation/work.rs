@@ -2,11 +2,11 @@
 //! leads stops before any other member's work starts.
 //!
 //! The simulator models the work as the drivers and `bully-agent` run it. A
-//! leader's work may start as soon as [`Node::may_work_until`] permits it, with
-//! a margin of [`Config::default_lease_margin`] or the resign delay, whichever
-//! is longer (the agent sets the margin to the job's grace period and a
-//! quarter of a second more, and the resign delay to the margin). It is told
-//! to stop when the permission ends (the leadership ended, the margin before
+//! leader's work may start as soon as [`Node::permit`] permits it, which ends
+//! the configuration's lease margin ([`Config::lease_margin`]) or the resign
+//! delay, whichever is longer, before the lease (the agent sets the margin to
+//! the job's grace period and a quarter of a second more, and the resign delay
+//! to the margin). It is told to stop when the permission ends (the leadership ended, the margin before
 //! the lease was reached, or the member crashed) and may take the resign delay
 //! to stop: that is the time `Config::with_resign_delay` gives it. So a
 //! leadership's work ends, at the latest, the resign delay after the earlier
@@ -20,8 +20,6 @@
 //!
 //! A member whose work starts while another member's may still run is a
 //! [`Violation::WorkOverlap`](super::Violation::WorkOverlap).
-
-use std::time::Duration;
 
 use bully_core::{Config, Instant, Node, Quorum};
 
@@ -44,11 +42,6 @@ enum Work {
 #[derive(Debug, Default)]
 pub(crate) struct WorkModel {
     work: Vec<Work>,
-}
-
-/// The margin before the lease at which the model's work is told to stop.
-fn margin(config: &Config) -> Duration {
-    config.default_lease_margin().max(config.resign_delay())
 }
 
 /// When work told to stop at the real instant `told` has stopped: the resign
@@ -80,9 +73,13 @@ impl WorkModel {
             // Without a quorum nothing bounds a leadership: W1 is not promised.
             return None;
         }
+        // The permit at the node's latest input, as it stands at `now`: an
+        // instant that late changed nothing else.
+        let local = clock.local(now);
         let permission = node
-            .may_work_until(clock.local(now), margin(config))
+            .permit()
             .and_then(|permit| permit.until)
+            .filter(|&until| local < until)
             .map(|until| {
                 let resign = until.checked_add(config.resign_delay()).unwrap_or(until);
                 (clock.real(until), clock.real(resign))

@@ -215,11 +215,9 @@ fn a_leader_cut_off_from_its_quorum_sees_its_lease_expire_before_anyone_else_lea
             .with_quorum(Quorum::Majority);
         let mut sim = scenario::settled(&config, 3, 1).unwrap();
         let leader = sim.node(NodeId(3)).unwrap();
-        let until = leader
-            .exclusive_until()
-            .expect("a quorum leader has a lease");
+        let until = leader.lease_until().expect("a quorum leader has a lease");
         assert!(until > sim.now(), "{algorithm:?}: the lease lies ahead");
-        assert_eq!(sim.node(NodeId(2)).unwrap().exclusive_until(), None);
+        assert_eq!(sim.node(NodeId(2)).unwrap().lease_until(), None);
 
         // 3 is cut off from 1 and 2: nobody acknowledges its rounds any more.
         sim.enable_trace();
@@ -255,7 +253,7 @@ fn a_leader_cut_off_from_its_quorum_sees_its_lease_expire_before_anyone_else_lea
             expired < elected,
             "{algorithm:?}: 3's lease ran out at {expired} µs, 2 leads from {elected} µs"
         );
-        assert_eq!(sim.node(NodeId(3)).unwrap().exclusive_until(), None);
+        assert_eq!(sim.node(NodeId(3)).unwrap().lease_until(), None);
         assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     }
 }

@@ -12,19 +12,20 @@
 //! trip later (not a whole heartbeat interval), and the agent's leader timeout
 //! is 3 s.
 //!
-//! The count comes from the simulator: the work runs while
-//! `Node::may_work_until(now, margin)` permits it, sampled every 10 ms; a start
+//! The count comes from the simulator: the work runs while the node's permit
+//! (`Node::permit`, at its latest input) lasts past the sample, taken every
+//! 10 ms; a start
 //! is a member gaining the permission when it (or nobody) lacked it at the
 //! sample before. The first start of each run is not a restart.
 
 use std::time::Duration;
 
-use crate::support::{AGENT_MARGIN, ALGORITHMS, agent_timings};
+use crate::support::{ALGORITHMS, agent_timings};
 use bully_core::{Config, NodeId, Quorum};
 use bully_sim::{LinkConfig, Simulation};
 
 /// Work restarts in `minutes` of 30 % loss after the cluster settled.
-fn restarts(config: &Config, margin: Duration, n: u64, seed: u64, minutes: u64) -> u64 {
+fn restarts(config: &Config, n: u64, seed: u64, minutes: u64) -> u64 {
     let mut sim = Simulation::new(seed, (1..=n).map(NodeId), config.clone()).unwrap();
     sim.start_all();
     sim.run_for(sim.settle_bound() * 2);
@@ -39,8 +40,8 @@ fn restarts(config: &Config, margin: Duration, n: u64, seed: u64, minutes: u64) 
         let now = sim.now();
         let worker = (1..=n).map(NodeId).find(|&id| {
             sim.node(id)
-                .and_then(|node| node.may_work_until(now, margin))
-                .is_some()
+                .and_then(|node| node.permit())
+                .is_some_and(|permit| permit.until.is_none_or(|until| now < until))
         });
         if worker.is_some() && worker != working {
             starts += 1;
@@ -59,10 +60,10 @@ fn under_thirty_percent_loss_the_work_restarts_at_most_once_a_minute() {
         .map_or(3, |seeds| (seeds / 256).clamp(3, 40));
     let minutes = 10;
     for algorithm in ALGORITHMS {
-        let (config, margin) = (agent_timings(algorithm), AGENT_MARGIN);
+        let config = agent_timings(algorithm);
         for n in [3, 5, 7] {
             let total: u64 = (0..runs)
-                .map(|seed| restarts(&config, margin, n, seed, minutes))
+                .map(|seed| restarts(&config, n, seed, minutes))
                 .sum();
             let per_minute = total as f64 / (runs * minutes) as f64;
             eprintln!(
@@ -85,9 +86,10 @@ fn under_thirty_percent_loss_the_work_restarts_at_most_once_a_minute() {
         .with_leader_timeout(Duration::from_millis(600))
         .with_max_message_delay(Duration::from_millis(20))
         .with_max_processing_time(Duration::from_millis(20))
+        .with_lease_margin(Duration::from_millis(450))
         .with_resign_delay(Duration::from_millis(450));
     let total: u64 = (0..runs)
-        .map(|seed| restarts(&fast, Duration::from_millis(450), 3, seed, minutes))
+        .map(|seed| restarts(&fast, 3, seed, minutes))
         .sum();
     eprintln!(
         "fast timings, 3 members: {:.1} restarts a minute",

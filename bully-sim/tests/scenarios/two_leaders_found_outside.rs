@@ -37,12 +37,12 @@ fn overlaps(sim: &Simulation) -> Vec<Violation> {
         .collect()
 }
 
-/// Runs until 3's lease has just been renewed: its `exclusive_until` moved on.
+/// Runs until 3's lease has just been renewed: its `lease_until` moved on.
 fn until_the_lease_is_renewed(sim: &mut Simulation, leader: NodeId) {
-    let mut lease = sim.node(leader).unwrap().exclusive_until();
+    let mut lease = sim.node(leader).unwrap().lease_until();
     loop {
         assert!(sim.step(), "the simulation ran dry");
-        let renewed = sim.node(leader).unwrap().exclusive_until();
+        let renewed = sim.node(leader).unwrap().lease_until();
         if renewed > lease {
             return;
         }
@@ -88,7 +88,7 @@ fn comes_back_without_its_state(sim: &mut Simulation, config: &Config, start: bo
 fn a_member_that_lost_its_state_file_waits_out_the_lease_it_renewed() {
     let config = Config::default().with_quorum(Quorum::Majority);
     let mut sim = three_leads_on_twos_acknowledgements(&config, Duration::from_secs(2));
-    let lease = sim.node(NodeId(3)).unwrap().exclusive_until().unwrap();
+    let lease = sim.node(NodeId(3)).unwrap().lease_until().unwrap();
     // 3 is isolated, and 2 restarts at once, having lost its state file.
     sim.isolate(NodeId(3)).unwrap();
     comes_back_without_its_state(&mut sim, &config, true);

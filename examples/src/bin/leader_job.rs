@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bully_core::{Config, FencingToken, Node, NodeId, Quorum};
-use bully_tokio::{Handle, Leadership, MemNetwork};
+use bully_tokio::{Handle, MemNetwork, Permit};
 use tokio::time::Instant;
 
 type Error = Box<dyn std::error::Error>;
@@ -32,7 +32,7 @@ async fn main() -> ExitCode {
 /// The job: whatever only one member may do at a time. Here it "writes" every
 /// 100 ms with its fencing token; `run_while_leader` drops it (printing the stop)
 /// as soon as the leadership ends or its lease is about to run out.
-async fn job(id: NodeId, leadership: Leadership, log: Log, epoch: Instant) {
+async fn job(id: NodeId, leadership: Permit, log: Log, epoch: Instant) {
     let token = leadership.token();
     let start = Instant::now();
     println!(
@@ -111,18 +111,18 @@ async fn run() -> Result<(), Error> {
     );
 
     let give_up = Duration::from_secs(10);
-    handles[2].leadership(give_up).await?;
+    handles[2].permit(give_up).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("{}  cutting node 3 off from 1 and 2", at(epoch));
     network.partition(&[NodeId(3)], &[NodeId(1), NodeId(2)]);
-    let second = handles[1].leadership(give_up).await?;
+    let second = handles[1].permit(give_up).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("{}  healing the cut", at(epoch));
     network.heal();
     // 3 takes over again (preemption), in a later term than 2's.
     tokio::time::timeout(give_up, async {
         loop {
-            let leadership = handles[2].leadership(Duration::MAX).await?;
+            let leadership = handles[2].permit(Duration::MAX).await?;
             if leadership.token() > second.token() {
                 return Ok::<_, bully_tokio::DriverError>(());
             }

@@ -96,6 +96,9 @@ pub(super) fn config(u: &mut Unstructured<'_>, members: &[NodeId]) -> Result<Con
             .with_observers(observers)
             .with_observers_vote(bool::arbitrary(u)?);
     }
+    if u.ratio(1, 4)? {
+        config = config.with_lease_margin(duration(u)?);
+    }
     Ok(config)
 }
 
@@ -110,6 +113,7 @@ pub(super) fn exercise_config(config: &Config, members: usize) {
     let _ = config.follower_lease();
     let _ = config.leader_lease();
     let _ = config.default_lease_margin();
+    let _ = config.lease_margin();
     let _ = config.failover_bound(members);
     let _ = config.settle_bound(members);
 }

@@ -1,4 +1,4 @@
-//! The `node` target's watch on `Node::exclusive_until`: the lease a node claims
+//! The `node` target's watch on `Node::lease_until`: the lease a node claims
 //! never reaches past what its own claims and heartbeat rounds allow, exists only
 //! while it leads with a quorum, and only moves forward within one leadership.
 //!
@@ -59,7 +59,7 @@ pub(super) struct LeaseView {
     pub(super) leading: Option<Term>,
     /// Whether its configuration has a quorum.
     pub(super) quorum: bool,
-    /// `Node::exclusive_until`.
+    /// `Node::lease_until`.
     pub(super) until: Option<Instant>,
     /// `Config::leader_lease`.
     pub(super) lease: Duration,
@@ -150,15 +150,15 @@ impl LeaseWatch {
             return;
         };
         let Some(term) = view.leading else {
-            panic!("exclusive_until is {until:?} while the node does not lead");
+            panic!("lease_until is {until:?} while the node does not lead");
         };
-        assert!(view.quorum, "exclusive_until is {until:?} without a quorum");
+        assert!(view.quorum, "lease_until is {until:?} without a quorum");
         let Some(sent) = self.latest_send else {
-            panic!("exclusive_until is {until:?}, yet the node never sent a claim or a round");
+            panic!("lease_until is {until:?}, yet the node never sent a claim or a round");
         };
         assert!(
             until <= sent + view.lease,
-            "exclusive_until is {:?} past the latest claim or round sent, more than the \
+            "lease_until is {:?} past the latest claim or round sent, more than the \
              leader lease of {:?}",
             until - sent,
             view.lease
@@ -175,7 +175,7 @@ impl LeaseWatch {
                 .max(granted_before_removal);
             assert!(
                 backed.is_some_and(|backed| until <= backed),
-                "G6: exclusive_until is {until:?}, later than any request of term {term} a \
+                "G6: lease_until is {until:?}, later than any request of term {term} a \
                  quorum of {quorum} acknowledged allows ({backed:?}): {:?}",
                 self.acked
             );
@@ -183,7 +183,7 @@ impl LeaseWatch {
         if let Some((held_term, held)) = self.held {
             assert!(
                 held_term != term || until >= held,
-                "exclusive_until moved back by {:?} within the leadership of term {term}",
+                "lease_until moved back by {:?} within the leadership of term {term}",
                 held - until
             );
         }

@@ -3,13 +3,13 @@
 //!
 //! A member alone in a cluster of one, with a quorum, leads as soon as it
 //! elects: it stands in for any leader here, since the model reads nothing of
-//! a node but its permission to work (`Node::may_work_until`).
+//! a node but its permit to work (`Node::permit`).
 
 use std::time::Duration;
 
 use bully_core::{Config, Instant, Node, NodeId, Quorum};
 
-use super::{Work, WorkModel, margin};
+use super::{Work, WorkModel};
 use crate::simulation::clock::Clock;
 
 const NANO: Duration = Duration::from_nanos(1);
@@ -50,7 +50,7 @@ fn member_2_starts(model: &mut WorkModel, epoch: Instant, at: Instant) -> Option
 fn member_1_works_from(t0: Instant) -> (WorkModel, Node, Instant) {
     let mut model = WorkModel::new(2);
     let node = leader(1, t0);
-    let permit = node.may_work_until(t0, margin(&config())).unwrap();
+    let permit = node.permit().unwrap();
     let until = permit
         .until
         .expect("with a quorum the permission has an end");
@@ -69,7 +69,7 @@ fn work_told_to_stop_may_run_until_the_resign_delay_has_passed_and_not_a_nanosec
         let t0 = Instant::now();
         let (mut model, node, until) = member_1_works_from(t0);
         let noticed = until + ms(5);
-        assert!(node.may_work_until(noticed, margin(&config())).is_none());
+        assert!(noticed >= until, "the permit has ended by then");
         assert_eq!(
             model.after_input(noticed, &Clock::exact(t0), 0, &node),
             None

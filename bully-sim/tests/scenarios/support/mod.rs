@@ -35,7 +35,7 @@ pub(crate) const AGENT_MARGIN: Duration = Duration::from_millis(1_250);
 
 /// `algorithm` with a majority quorum and `bully-agent`'s default timings:
 /// 200 ms heartbeats, a 3 s leader timeout, 50 ms message delay, 20 ms
-/// processing, and its resign delay.
+/// processing, and its lease margin and resign delay.
 pub(crate) fn agent_timings(algorithm: Algorithm) -> Config {
     Config::default()
         .with_algorithm(algorithm)
@@ -44,6 +44,7 @@ pub(crate) fn agent_timings(algorithm: Algorithm) -> Config {
         .with_leader_timeout(Duration::from_millis(3_000))
         .with_max_message_delay(Duration::from_millis(50))
         .with_max_processing_time(Duration::from_millis(20))
+        .with_lease_margin(AGENT_MARGIN)
         .with_resign_delay(AGENT_MARGIN)
 }
 

@@ -1,5 +1,6 @@
-//! [`Leadership`]: this node's leadership as a scope for work, with a flag and a
-//! blocking wait, and the signal the driver raises when it ends.
+//! [`Permit`]: this node's permit to do the leader's work, as a live scope
+//! with a flag and a blocking wait, and the signal the driver raises when it
+//! ends.
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -8,34 +9,37 @@ use bully_core::FencingToken;
 
 use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering, lock, wait_until};
 
-/// One leadership of this node, as a scope for work only the leader may do: the
+/// This node's permit to do work only the leader may do, as a live scope: the
 /// fencing token to hand to storage, and a flag raised when the work must stop.
 ///
-/// The flag is raised as soon as the node stops leading, or, with a quorum, as
-/// soon as its guarantee of exclusive leadership is about to lapse: the driver
-/// arms its own deadline at [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus the lease margin
-/// ([`Builder::lease_margin`](crate::Builder::lease_margin)), moved later each time
-/// a quorum renews the lease. So, under a quorum, work that stops within the
+/// It is the node's [`bully_core::Permit`], kept current by the driver: the flag is
+/// raised when the node says the permit ended
+/// ([`PermitChange::Ended`](bully_core::PermitChange::Ended)): as soon as the
+/// node stops leading, or, with a quorum, as soon as its guarantee of exclusive
+/// leadership is about to lapse, at
+/// [`Node::lease_until`](bully_core::Node::lease_until) minus the lease margin
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)), moved
+/// later each time a quorum renews the lease. So, under a quorum, work that stops within the
 /// margin stops before any other member can be elected. Without a quorum there is
 /// no such guarantee: the flag only follows what this node believes, and the two
 /// sides of a partition can both lead, and both work, at once.
 ///
 /// A raised flag is never lowered. If the lease is renewed after its margin ran
-/// out (a late acknowledgement), the driver opens a new `Leadership` with the same
-/// fencing token.
+/// out (a late acknowledgement), the node starts a new permit, and the driver
+/// opens a new `Permit`, with the same fencing token.
 ///
 /// Cheap to clone and to send to other threads. Get one from
-/// [`Handle::leadership`](crate::Handle::leadership), or let
+/// [`Handle::permit`](crate::Handle::permit), or let
 /// [`Handle::run_while_leader`](crate::Handle::run_while_leader) hand you each.
 #[derive(Clone)]
-pub struct Leadership {
+pub struct Permit {
     token: FencingToken,
     signal: Arc<Signal>,
 }
 
-/// What the driver raises when a leadership ends, and where it moves its end.
+/// What the driver raises when a permit ends, and where it moves its end.
 ///
-/// The flag is an atomic, so that [`Leadership::is_current`] costs one load; it
+/// The flag is an atomic, so that [`Permit::is_current`] costs one load; it
 /// is raised under `until`'s lock, so a waiter that found it lowered and is about
 /// to wait cannot miss the notification.
 #[derive(Debug)]
@@ -46,24 +50,24 @@ pub(crate) struct Signal {
     changed: Condvar,
 }
 
-impl fmt::Debug for Leadership {
+impl fmt::Debug for Permit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Leadership")
+        f.debug_struct("Permit")
             .field("token", &self.token)
             .field("current", &self.is_current())
             .finish()
     }
 }
 
-impl Leadership {
+impl Permit {
     /// A leadership of `token` that ends at `until` unless renewed.
-    pub(crate) fn open(token: FencingToken, until: Option<Instant>) -> Leadership {
+    pub(crate) fn open(token: FencingToken, until: Option<Instant>) -> Permit {
         let signal = Signal {
             ended: AtomicBool::new(false),
             until: Mutex::new(until),
             changed: Condvar::new(),
         };
-        Leadership {
+        Permit {
             token,
             signal: Arc::new(signal),
         }
@@ -82,13 +86,13 @@ impl Leadership {
         *lock(&self.signal.until) = until;
     }
 
-    /// The fencing token `(term, leader)` of this leadership: pass it with every
+    /// The fencing token `(term, leader)` of this permit: pass it with every
     /// write, so that storage refuses a deposed leader's.
     pub fn token(&self) -> FencingToken {
         self.token
     }
 
-    /// Whether the work may go on: `false` once the leadership ended or its
+    /// Whether the work may go on: `false` once the permit ended or its
     /// guarantee is about to lapse. One atomic load: cheap enough for every step
     /// of a loop.
     pub fn is_current(&self) -> bool {
@@ -96,9 +100,9 @@ impl Leadership {
     }
 
     /// The instant at which the flag is raised unless a quorum renews the lease
-    /// first: [`Node::exclusive_until`](bully_core::Node::exclusive_until) minus
-    /// the lease margin, as of the latest renewal. `None` without a quorum (the
-    /// flag then follows the node's belief only), and once the leadership ended.
+    /// first: the permit's end ([`Permit::until`](bully_core::Permit::until)),
+    /// as of the latest renewal. `None` without a quorum (the
+    /// flag then follows the node's belief only), and once the permit ended.
     ///
     /// For a watchdog outside the driver (another process, say) that must stop
     /// the work on time even if this process stops being scheduled.

@@ -6,7 +6,6 @@
 #![warn(missing_docs)]
 
 mod config;
-pub mod driver;
 mod error;
 mod event;
 mod fencing;

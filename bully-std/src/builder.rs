@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-use bully_core::driver::{DriverCore, Persist, Settings};
+use bully_driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
 
 use crate::driver::{Driver, Input, receive};
@@ -75,7 +75,7 @@ impl Default for Builder {
 
 impl Builder {
     /// The defaults:
-    /// [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
+    /// [`DEFAULT_EVENT_CAPACITY`](bully_driver::DEFAULT_EVENT_CAPACITY)
     /// (1024) events per subscription, the receiver checks for shutdown every
     /// 50 ms.
     pub fn new() -> Builder {

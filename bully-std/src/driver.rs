@@ -7,7 +7,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use bully_core::driver::{Change, DriverCore, DriverStats, Peers};
+use bully_driver::{Change, DriverCore, DriverStats, Peers};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Event, Message, NodeId};
 

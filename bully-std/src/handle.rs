@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_core::driver::{Change, DriverStats};
+use bully_driver::{Change, DriverStats};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Leader, NodeId};
 

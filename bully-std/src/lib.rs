@@ -26,9 +26,9 @@ pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use permit::Permit;
 
 /// The driver's and the node's counters (bully-tokio's too: written once, in
-/// `bully_core::driver`).
+/// `bully_driver`).
 #[doc(no_inline)]
-pub use bully_core::driver::DriverStats;
+pub use bully_driver::DriverStats;
 pub use transport::Transport;
 pub use udp::{UdpSetupError, UdpTransport};
 

@@ -1,6 +1,6 @@
 //! [`spawn`], [`spawn_persisting`] and their [`Builder`]: starting a driver task.
 
-use bully_core::driver::{DriverCore, Persist, Settings};
+use bully_driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
 use tokio::sync::{broadcast, mpsc, watch};
 use tracing::Instrument;
@@ -75,7 +75,7 @@ pub struct Builder {
 }
 
 impl Builder {
-    /// The defaults: [`DEFAULT_EVENT_CAPACITY`](bully_core::driver::DEFAULT_EVENT_CAPACITY)
+    /// The defaults: [`DEFAULT_EVENT_CAPACITY`](bully_driver::DEFAULT_EVENT_CAPACITY)
     /// (1024) events per subscriber.
     pub fn new() -> Builder {
         Builder::default()

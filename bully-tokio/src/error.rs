@@ -1,10 +1,10 @@
 //! The errors of the [`Handle`](crate::Handle)'s calls: [`DriverError`] and
 //! [`ChangeError`], bully-std's too (both written once, in
-//! `bully_core::driver`), here with this crate's [`TransportError`].
+//! `bully_driver`), here with this crate's [`TransportError`].
 
 use crate::transport::TransportError;
 
-pub use bully_core::driver::DriverError;
+pub use bully_driver::DriverError;
 
 /// Why [`Handle::add_member`](crate::Handle::add_member),
 /// [`remove_member`](crate::Handle::remove_member),
@@ -12,4 +12,4 @@ pub use bully_core::driver::DriverError;
 /// [`set_auth`](crate::Handle::set_auth) changed nothing: the node refused
 /// ([`CommandError`](bully_core::CommandError)), the transport refused
 /// ([`TransportError`]), or the driver has stopped ([`DriverError`]).
-pub type ChangeError = bully_core::driver::ChangeError<TransportError>;
+pub type ChangeError = bully_driver::ChangeError<TransportError>;

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_core::driver::{Change, DriverStats};
+use bully_driver::{Change, DriverStats};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Event, Leader, NodeId};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};

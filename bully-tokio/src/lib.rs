@@ -93,9 +93,9 @@ pub use handle::Handle;
 pub use permit::Permit;
 
 /// The driver's and the node's counters (bully-std's too: written once, in
-/// `bully_core::driver`).
+/// `bully_driver`).
 #[doc(no_inline)]
-pub use bully_core::driver::DriverStats;
+pub use bully_driver::DriverStats;
 pub use mem::{MemNetwork, MemStats, MemTransport};
 pub use transport::{Transport, TransportError};
 pub use udp::{DatagramSocket, MAX_REFUSED_PER_RECV, UdpTransport};

@@ -1,4 +1,5 @@
-//! What both drivers (`bully-tokio`, `bully-std`) do around a [`Node`] that does
+//! The runtime-independent half of a driver for `bully-core`: what both
+//! drivers (`bully-tokio`, `bully-std`) do around a [`Node`] that does
 //! not depend on their runtime, written once and called by both: durable
 //! state written before any message that depends on it leaves ([`Persister`]), membership and key changes applied to the node and
 //! the transport in the safe order ([`Change`], [`ChangeError`]), the driver's
@@ -12,7 +13,7 @@
 //! its node ask (start, renew or end this permit to work, send these
 //! transmits, wait until this deadline). The drivers differ only in how they
 //! wait, send and publish. The permit itself is the node's own output
-//! ([`Node::poll_permit`](crate::Node::poll_permit)): the core only hands it
+//! ([`Node::poll_permit`](bully_core::Node::poll_permit)): the core only hands it
 //! on, first.
 //!
 //! Like the rest of `bully-core` it does no I/O and reads no clock: every `now`
@@ -20,7 +21,7 @@
 //!
 //! ```
 //! use std::time::Instant;
-//! use bully_core::driver::DriverCore;
+//! use bully_driver::DriverCore;
 //! use bully_core::{Config, Node, NodeId, PermitChange};
 //!
 //! let node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
@@ -41,7 +42,11 @@
 //! # Ok::<(), bully_core::ConfigError>(())
 //! ```
 //!
-//! [`Node`]: crate::Node
+//! [`Node`]: bully_core::Node
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod change;
 mod core;
@@ -50,11 +55,9 @@ mod heard;
 mod persist;
 mod settings;
 mod stats;
-#[cfg(test)]
-mod tests;
 
 pub use change::{Change, Peers, apply};
-pub use core::DriverCore;
+pub use crate::core::DriverCore;
 pub use error::{ChangeError, DriverError};
 pub use heard::LastHeard;
 pub use persist::{Persist, Persister};

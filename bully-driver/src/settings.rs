@@ -10,7 +10,7 @@ pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
 /// beside them.
 ///
 /// The lease margin is not among them: it is the node's own setting
-/// ([`Config::with_lease_margin`](crate::Config::with_lease_margin)), since the
+/// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)), since the
 /// node, not the driver, says when its permit to work ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::node::{DurableState, Node};
+use bully_core::{DurableState, Node};
 
 /// What a driver's `spawn_persisting` calls with the node's durable state.
 pub type Persist = Box<dyn FnMut(DurableState) + Send>;

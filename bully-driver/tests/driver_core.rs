@@ -6,9 +6,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::*;
-use crate::time::Instant;
-use crate::{
+use bully_driver::*;
+use bully_core::Instant;
+use bully_core::{
     CommandError, Config, DurableState, FencingToken, Message, Node, NodeId, Permit, PermitChange,
     Quorum, Role, Term,
 };
@@ -113,8 +113,7 @@ impl Peers for Table {
         Ok(())
     }
 
-    #[cfg(feature = "wire")]
-    fn set_auth(&mut self, _auth: crate::wire::Auth) -> Result<(), String> {
+    fn set_auth(&mut self, _auth: bully_core::wire::Auth) -> Result<(), String> {
         self.log.push("auth".to_owned());
         Ok(())
     }
@@ -196,9 +195,8 @@ fn a_change_reaches_the_node_and_the_transport_in_the_safe_order_or_not_at_all()
         ],
         "only the changes the node accepts reach the transport"
     );
-    #[cfg(feature = "wire")]
     {
-        let auth = crate::wire::Auth::None;
+        let auth = bully_core::wire::Auth::None;
         assert!(apply(&mut node, &mut table, now, Change::SetAuth(Box::new(auth))).is_ok());
         assert_eq!(table.log.last().map(String::as_str), Some("auth"));
     }

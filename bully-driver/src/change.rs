@@ -4,14 +4,13 @@
 
 use std::net::SocketAddr;
 
-use crate::error::CommandError;
-use crate::message::NodeId;
-use crate::node::Node;
-use crate::time::Instant;
-#[cfg(feature = "wire")]
-use crate::wire::Auth;
+use bully_core::CommandError;
+use bully_core::NodeId;
+use bully_core::Node;
+use bully_core::Instant;
+use bully_core::wire::Auth;
 
-use super::error::ChangeError;
+use crate::error::ChangeError;
 
 /// A change to the cluster or its keys, asked of a running driver.
 #[derive(Debug)]
@@ -36,7 +35,6 @@ pub enum Change {
     },
     /// Replace the keys that authenticate frames, one step of a rotation: the
     /// node is not told.
-    #[cfg(feature = "wire")]
     SetAuth(Box<Auth>),
 }
 
@@ -56,7 +54,6 @@ pub trait Peers {
     fn set_peer_address(&mut self, member: NodeId, address: SocketAddr) -> Result<(), Self::Error>;
 
     /// Replaces the keys.
-    #[cfg(feature = "wire")]
     fn set_auth(&mut self, auth: Auth) -> Result<(), Self::Error>;
 }
 
@@ -107,7 +104,6 @@ pub fn apply<P: Peers + ?Sized>(
                 .set_peer_address(member, address)
                 .map_err(ChangeError::Transport)
         }
-        #[cfg(feature = "wire")]
         Change::SetAuth(auth) => peers.set_auth(*auth).map_err(ChangeError::Transport),
     }
 }

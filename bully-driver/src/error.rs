@@ -1,7 +1,7 @@
 //! The drivers' errors: [`DriverError`], why a handle's call did not do what was
 //! asked, and [`ChangeError`], why a membership or key change changed nothing.
 
-use crate::error::CommandError;
+use bully_core::CommandError;
 
 /// Why a call on a driver's handle did not do what was asked: the driver
 /// stopped, or a wait ran out.

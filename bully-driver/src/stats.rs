@@ -1,19 +1,18 @@
 //! [`DriverStats`]: the counters a driver keeps about its own loop, beside the
 //! node's, with the node's state when they were read.
 
-use crate::event::{Leader, Role};
-use crate::message::Term;
-use crate::node::Node;
-use crate::stats::Stats;
-#[cfg(feature = "wire")]
-use crate::wire::WireStats;
+use bully_core::{Leader, Role};
+use bully_core::Term;
+use bully_core::Node;
+use bully_core::Stats;
+use bully_core::wire::WireStats;
 
 /// The driver's counters and the node's, and the node's state when they were
 /// read: from a driver handle's `stats()`, and its `shutdown()` (the final
 /// ones).
 ///
 /// They let tests check the loop by counting rather than by timing (no busy
-/// loop, no missed deadline). [`DriverCore`](super::DriverCore) counts the
+/// loop, no missed deadline). [`DriverCore`](crate::DriverCore) counts the
 /// ones every driver shares; the driver adds what only its transport knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -46,7 +45,6 @@ pub struct DriverStats {
     pub transport_dropped: u64,
     /// The wire codec's counters, frames refused by reason among them, when the
     /// transport speaks `bully_core::wire` (the transport's `wire_stats()`).
-    #[cfg(feature = "wire")]
     pub wire: Option<WireStats>,
     /// The node's own counters.
     pub node: Stats,
@@ -71,7 +69,6 @@ impl Default for DriverStats {
             recv_errors: 0,
             recv_yields: 0,
             transport_dropped: 0,
-            #[cfg(feature = "wire")]
             wire: None,
             node: Stats::default(),
             role: Role::Follower,

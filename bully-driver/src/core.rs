@@ -4,17 +4,17 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::event::{Event, Leader};
-use crate::message::{Message, NodeId, Transmit};
-use crate::node::Node;
-use crate::permit::PermitChange;
-use crate::time::Instant;
+use bully_core::{Event, Leader};
+use bully_core::{Message, NodeId, Transmit};
+use bully_core::Node;
+use bully_core::PermitChange;
+use bully_core::Instant;
 
-use super::change::{Change, Peers, apply};
-use super::error::ChangeError;
-use super::heard::LastHeard;
-use super::persist::{Persist, Persister};
-use super::stats::DriverStats;
+use crate::change::{Change, Peers, apply};
+use crate::error::ChangeError;
+use crate::heard::LastHeard;
+use crate::persist::{Persist, Persister};
+use crate::stats::DriverStats;
 
 /// A [`Node`] with what both drivers keep beside it: the [`Persister`],
 /// [`LastHeard`] and the [`DriverStats`]. The permit to work is the node's own
@@ -45,7 +45,7 @@ pub struct DriverCore {
 impl DriverCore {
     /// Drives `node`, handing each new durable state to `persist`. Its permits
     /// to work end the node's lease margin before their lease
-    /// ([`Config::with_lease_margin`](crate::Config::with_lease_margin)).
+    /// ([`Config::with_lease_margin`](bully_core::Config::with_lease_margin)).
     pub fn new(node: Node, persist: Option<Persist>) -> DriverCore {
         DriverCore {
             persister: Persister::new(&node, persist),

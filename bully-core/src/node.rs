@@ -119,7 +119,7 @@ pub use durable::DurableState;
 /// the counters of [`stats`](Node::stats), which record the past and decide
 /// nothing, what [`poll_permit`](Node::poll_permit) last told, derived from the
 /// lease and from what was polled, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
-/// explored (`tests/model.rs`).
+/// explored (`bully-sim/tests/model.rs`).
 #[derive(Clone, Debug)]
 pub struct Node {
     id: NodeId,

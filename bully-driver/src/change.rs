@@ -5,9 +5,9 @@
 use std::net::SocketAddr;
 
 use bully_core::CommandError;
-use bully_core::NodeId;
-use bully_core::Node;
 use bully_core::Instant;
+use bully_core::Node;
+use bully_core::NodeId;
 use bully_core::wire::Auth;
 
 use crate::error::ChangeError;

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bully_core::{Event, Leader};
-use bully_core::{Message, NodeId, Transmit};
+use bully_core::Instant;
 use bully_core::Node;
 use bully_core::PermitChange;
-use bully_core::Instant;
+use bully_core::{Event, Leader};
+use bully_core::{Message, NodeId, Transmit};
 
 use crate::change::{Change, Peers, apply};
 use crate::error::ChangeError;

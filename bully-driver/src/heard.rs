@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bully_core::NodeId;
-use bully_core::Node;
 use bully_core::Instant;
+use bully_core::Node;
+use bully_core::NodeId;
 
 /// When each member last sent this node a message. Only members are kept
 /// (anyone can send a datagram, so strangers would make the map unbounded).

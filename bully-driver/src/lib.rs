@@ -56,8 +56,8 @@ mod persist;
 mod settings;
 mod stats;
 
-pub use change::{Change, Peers, apply};
 pub use crate::core::DriverCore;
+pub use change::{Change, Peers, apply};
 pub use error::{ChangeError, DriverError};
 pub use heard::LastHeard;
 pub use persist::{Persist, Persister};

@@ -1,11 +1,11 @@
 //! [`DriverStats`]: the counters a driver keeps about its own loop, beside the
 //! node's, with the node's state when they were read.
 
-use bully_core::{Leader, Role};
-use bully_core::Term;
 use bully_core::Node;
 use bully_core::Stats;
+use bully_core::Term;
 use bully_core::wire::WireStats;
+use bully_core::{Leader, Role};
 
 /// The driver's counters and the node's, and the node's state when they were
 /// read: from a driver handle's `stats()`, and its `shutdown()` (the final

@@ -6,12 +6,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bully_driver::*;
 use bully_core::Instant;
 use bully_core::{
     CommandError, Config, DurableState, FencingToken, Message, Node, NodeId, Permit, PermitChange,
     Quorum, Role, Term,
 };
+use bully_driver::*;
 
 /// The default config's lease, to the nanosecond (the heartbeat interval and
 /// the answer timeout, less the clock-drift allowance).

@@ -5,7 +5,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// What the drivers' in-memory transports and their tests need, always built.
+// What the drivers' in-memory transports and their tests need, and the safety
+// core's invariants, always built.
+pub mod invariants;
 mod mem;
 mod work_log;
 

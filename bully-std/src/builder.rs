@@ -4,8 +4,8 @@
 use std::io;
 use std::time::Duration;
 
-use bully_driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
+use bully_driver::{DriverCore, Persist, Settings};
 
 use crate::driver::{Driver, Input, receive};
 use crate::events::Hub;

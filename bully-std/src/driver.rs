@@ -7,9 +7,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use bully_driver::{Change, DriverCore, DriverStats, Peers};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Event, Message, NodeId};
+use bully_driver::{Change, DriverCore, DriverStats, Peers};
 
 use crate::error::ChangeError;
 use crate::events::Hub;

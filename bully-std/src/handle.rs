@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_driver::{Change, DriverStats};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Leader, NodeId};
+use bully_driver::{Change, DriverStats};
 
 use crate::driver::{DriverInbox, Input};
 use crate::error::{ChangeError, DriverError};

@@ -1,7 +1,7 @@
 //! [`spawn`], [`spawn_persisting`] and their [`Builder`]: starting a driver task.
 
-use bully_driver::{DriverCore, Persist, Settings};
 use bully_core::{DurableState, Node};
+use bully_driver::{DriverCore, Persist, Settings};
 use tokio::sync::{broadcast, mpsc, watch};
 use tracing::Instrument;
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_driver::{Change, DriverCore, DriverStats, Peers};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Event, Leader, NodeId, Transmit};
+use bully_driver::{Change, DriverCore, DriverStats, Peers};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 

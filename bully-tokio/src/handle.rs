@@ -5,9 +5,9 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bully_driver::{Change, DriverStats};
 use bully_core::wire::Auth;
 use bully_core::{CommandError, Event, Leader, NodeId};
+use bully_driver::{Change, DriverStats};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 

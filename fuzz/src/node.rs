@@ -3,7 +3,7 @@
 //! highest accepted token never decrease; S3: it accepts and follows no token
 //! below that one; docs/correctness.md, section 1; where it sends, how much it
 //! sends, when it next wants to be woken) and the safety core's invariants I1
-//! to I6 (docs/protocol.md; `bully_core::invariants::check_input`), and its
+//! to I6 (docs/protocol.md; `bully_sim::invariants::check_input`), and its
 //! lease against an account of the requests a quorum acknowledged (G6), and
 //! its permit to work against the rules of `Node::poll_permit`.
 
@@ -14,11 +14,12 @@ mod permit;
 use std::time::Instant;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use bully_core::invariants::{self, SafetyState};
+use bully_core::SafetyState;
 use bully_core::{
     DurableState, Event, FencingToken, Membership, Message, Node, NodeId, Quorum, Role, Term,
     Transmit,
 };
+use bully_sim::invariants;
 
 use self::input::{Input, config, exercise_config, expected_validation, member_list, node_input};
 use self::lease::{LeaseView, LeaseWatch};

@@ -205,11 +205,11 @@ impl Node {
     }
 
     /// What this node's safety core holds now: its term, vote, promise,
-    /// lease and the rest that the invariants of
-    /// [`invariants`](crate::invariants) read (docs/protocol.md, "The safety
+    /// lease and the rest that the safety core's invariants (checked by
+    /// `bully-sim`'s `invariants`) read (docs/protocol.md, "The safety
     /// core").
-    pub fn safety(&self) -> crate::invariants::SafetyState {
-        crate::invariants::SafetyState {
+    pub fn safety(&self) -> crate::safety::SafetyState {
+        crate::safety::SafetyState {
             id: self.id,
             term: self.term,
             highest: self.highest,
@@ -217,7 +217,7 @@ impl Node {
             promise: self
                 .votes
                 .promise()
-                .map(|((to, term), until)| crate::invariants::Promise { to, term, until }),
+                .map(|((to, term), until)| crate::safety::Promise { to, term, until }),
             votes_for_nobody_until: self.votes.votes_for_nobody_until(),
             hold_until: self.votes.hold_until(),
             leading: self.leadership_term(),

@@ -27,7 +27,7 @@
 //! - **W1** (with a quorum): no member's work starts while another's may still
 //!   run (the work model of `work.rs`).
 //! - **The safety core's invariants** I1 to I7 (docs/protocol.md;
-//!   [`bully_core::invariants`]): I1 to I6 on each node across each input, I7 (every
+//!   [`invariants`](crate::invariants)): I1 to I6 on each node across each input, I7 (every
 //!   lease covered by a quorum's promises, in real time) whenever a leader's
 //!   lease or a member's promise changes. They break at the input that breaks
 //!   the rule, before any second leader: the two schedules in which a majority
@@ -56,8 +56,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bully_core::invariants::{self, Broken, Member, SafetyState};
-use bully_core::{Event, FencingToken, Instant, Node, NodeId, Term, Transmit};
+use bully_core::{Event, FencingToken, Instant, Node, NodeId, SafetyState, Term, Transmit};
+
+use crate::invariants::{self, Broken, Member};
 
 use super::clock::Clock;
 use super::work::WorkModel;
@@ -128,11 +129,11 @@ pub enum Violation {
         at_us: u64,
     },
     /// One of the safety core's invariants I1 to I7 broke (docs/protocol.md,
-    /// [`bully_core::invariants`]).
+    /// [`invariants`](crate::invariants)).
     Invariant {
         /// The member whose input broke it.
         node: NodeId,
-        /// Which, and how ([`bully_core::invariants::Broken`]'s description).
+        /// Which, and how ([`Broken`](crate::invariants::Broken)'s description).
         broken: String,
         /// When.
         at_us: u64,

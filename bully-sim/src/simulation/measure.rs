@@ -159,7 +159,7 @@ impl Simulation {
     }
 
     /// How many times an input broke one of the safety core's invariants I1 to
-    /// I7 ([`bully_core::invariants`]; a violation with a quorum unless a running
+    /// I7 ([`invariants`](crate::invariants); a violation with a quorum unless a running
     /// member's clock stepped, counted always).
     pub fn invariants_broken(&self) -> u64 {
         self.checker.invariants_broken()

@@ -66,7 +66,7 @@
 //!   check failing, and one that declares a member that lost its state a first
 //!   boot again shows the invariants failing.
 //! - With a quorum, the safety core's invariants I1 to I7 (docs/protocol.md;
-//!   `bully_core::invariants`) after every input: I1 to I6 on the node that
+//!   `bully_sim::invariants`) after every input: I1 to I6 on the node that
 //!   took it, I7 (every lease covered by a quorum's promises, in real time)
 //!   across all members.
 //! - sometimes: a leader is elected (every live, booted member follows it);
@@ -87,11 +87,12 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use bully_core::invariants::{self, Member as Seen, SafetyState};
+use bully_core::SafetyState;
 use bully_core::{
     Algorithm, Config, DurableState, Event, FencingToken, Message, MessageKind, Node, NodeId,
     Preemption, Quorum, Role, Term,
 };
+use bully_sim::invariants::{self, Member as Seen};
 use stateright::{Checker, Model, Property};
 
 /// The model's unit of time.

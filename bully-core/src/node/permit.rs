@@ -5,8 +5,6 @@
 //! core's state that the invariants read.
 
 mod published;
-#[cfg(test)]
-mod tests;
 
 use super::Node;
 use crate::config::Quorum;

@@ -246,11 +246,6 @@ impl Codec {
         Ok(())
     }
 
-    #[cfg(test)]
-    pub(crate) fn exhaust_sequence_for_test(&mut self) {
-        self.next_sequence = Some(u64::MAX);
-    }
-
     /// [`encode`](Codec::encode) for a [`Transmit`] drained from a
     /// [`Node`](crate::Node).
     pub fn encode_transmit(
@@ -359,5 +354,37 @@ fn decode_body(body: &[u8], members: usize) -> Result<Message, WireError> {
             Err(WireError::MalformedBody)
         }
         _ => Ok(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What no public call reaches in a test's time: the last sequence number.
+    //! The rest of the format's tests are `tests/wire/`.
+
+    use super::*;
+    use crate::message::Term;
+
+    #[test]
+    fn the_last_sequence_number_is_usable_and_then_nothing_more_is_sent() {
+        let members = [NodeId(1), NodeId(5)];
+        let mut sender = Codec::new(ClusterId(7), NodeId(5), Incarnation(1), members, Auth::None)
+            .expect("valid setup");
+        sender.next_sequence = Some(u64::MAX);
+        let heartbeat = Message::Heartbeat {
+            term: Term(3),
+            round: 1,
+        };
+        let mut frame = Vec::new();
+        assert_eq!(
+            sender.encode(NodeId(1), &heartbeat, &mut frame),
+            Ok(()),
+            "the last number is usable"
+        );
+        assert_eq!(sender.next_sequence(), None);
+        assert_eq!(
+            sender.encode(NodeId(1), &heartbeat, &mut frame),
+            Err(WireError::SequenceExhausted)
+        );
     }
 }

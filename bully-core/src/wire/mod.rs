@@ -104,8 +104,6 @@ mod frame;
 mod ids;
 mod replay;
 mod stats;
-#[cfg(test)]
-mod tests;
 
 pub use auth::{Auth, Key, MIN_KEY_LEN};
 pub use codec::Codec;

@@ -183,7 +183,6 @@ fn a_frame_replayed_by_an_attacker_is_refused_the_second_time() {
 
 #[test]
 fn an_authentic_body_that_is_not_a_message_is_malformed() {
-    let auth = hmac();
     let mut ring_too_long = vec![7, 1, 2, 6]; // RingElection, term 1, from 2, six ids
     ring_too_long.extend([1, 2, 3, 5, 8, 8]);
     let bodies: [(&str, Vec<u8>); 6] = [
@@ -202,7 +201,7 @@ fn an_authentic_body_that_is_not_a_message_is_malformed() {
         ("a ring list longer than the membership", ring_too_long),
     ];
     for (sequence, (what, body)) in (0..).zip(bodies) {
-        let frame = seal(&auth, header_from(5, sequence), &body);
+        let frame = seal(header_from(5, sequence), &body);
         assert_eq!(
             refusal(&frame, |s| s.malformed_body),
             WireError::MalformedBody,
@@ -213,15 +212,14 @@ fn an_authentic_body_that_is_not_a_message_is_malformed() {
 
 #[test]
 fn a_key_holder_outside_the_membership_is_not_a_member() {
-    let auth = hmac();
     let body = postcard::to_allocvec(&heartbeat()).unwrap();
-    let stranger = seal(&auth, header_from(99, 0), &body);
+    let stranger = seal(header_from(99, 0), &body);
     assert_eq!(
         refusal(&stranger, |s| s.not_member),
         WireError::NotMember(NodeId(99))
     );
     // Nor may anyone speak as the receiver itself.
-    let impostor = seal(&auth, header_from(1, 0), &body);
+    let impostor = seal(header_from(1, 0), &body);
     assert_eq!(
         refusal(&impostor, |s| s.not_member),
         WireError::NotMember(NodeId(1))
@@ -252,18 +250,8 @@ fn a_codec_refuses_to_send_what_no_peer_would_accept() {
         Some(0),
         "failures use no sequence number"
     );
-
-    sender.set_max_frame_len(DEFAULT_MAX_FRAME_LEN).unwrap();
-    sender.exhaust_sequence_for_test();
-    assert_eq!(
-        sender.encode(NodeId(1), &heartbeat(), &mut frame),
-        Ok(()),
-        "the last number is usable"
-    );
-    assert_eq!(
-        sender.encode(NodeId(1), &heartbeat(), &mut frame),
-        Err(WireError::SequenceExhausted)
-    );
+    // The end of the sequence numbers is a unit test of the codec's
+    // (src/wire/codec.rs): no public call skips 2^64 frames.
 }
 
 #[test]
@@ -289,9 +277,7 @@ fn bad_setups_are_refused() {
     );
     assert_eq!(
         Codec::new(CLUSTER, NodeId(4), Incarnation(1), MEMBERS, hmac()).map(|_| ()),
-        Err(SetupError::Members(crate::ConfigError::MissingSelf(
-            NodeId(4)
-        )))
+        Err(SetupError::Members(ConfigError::MissingSelf(NodeId(4))))
     );
     let mut codec = codec(1);
     assert_eq!(

@@ -6,8 +6,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::time::Instant;
-use crate::{Config, FencingToken, Node, NodeId, Permit, PermitChange, Quorum, Role, Term};
+use bully_core::{Config, FencingToken, Node, NodeId, Permit, PermitChange, Quorum, Role, Term};
+use std::time::Instant;
 
 /// The default config's lease, to the nanosecond (the heartbeat interval and
 /// the answer timeout, less the clock-drift allowance).

@@ -14,6 +14,9 @@ mod work_log;
 // The simulator and what runs on it (feature `simulator`, on by default).
 #[cfg(feature = "simulator")]
 mod error;
+#[cfg(feature = "fuzz")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fuzz")))]
+pub mod fuzz;
 #[cfg(feature = "simulator")]
 mod network;
 #[cfg(feature = "simulator")]

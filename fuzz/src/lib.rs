@@ -13,15 +13,26 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod cluster;
 mod decode;
 pub mod mutate;
-mod node;
 pub mod runner;
 
-pub use cluster::cluster;
 pub use decode::decode;
-pub use node::node;
+
+/// The `node` target: one node, its member list, identity and configuration
+/// drawn from the bytes (`bully_sim::fuzz::node_with_arbitrary_config`, where
+/// the oracles live, and which users call with their own configuration as
+/// `bully_sim::fuzz::node`).
+pub fn node(data: &[u8]) {
+    bully_sim::fuzz::node_with_arbitrary_config(data);
+}
+
+/// The `cluster` target: a simulated cluster, its size and configuration
+/// drawn from the bytes (`bully_sim::fuzz::cluster_with_arbitrary_config`;
+/// users call it with their own configuration as `bully_sim::fuzz::cluster`).
+pub fn cluster(data: &[u8]) {
+    bully_sim::fuzz::cluster_with_arbitrary_config(data);
+}
 
 /// Whether `BULLY_FUZZ_TRACE` is set: the targets then print what they do.
 fn tracing() -> bool {

@@ -1,4 +1,4 @@
-//! The `node` target's watch on the permit to work (`Node::poll_permit`): the
+//! [`node`](super::node)'s watch on the permit to work (`Node::poll_permit`): the
 //! changes come in order (one permit open at a time, started before it is
 //! renewed or ended, renewed and ended under its own token), a permit whose end
 //! came is ended before anything else and never renewed, every permit the node
@@ -6,9 +6,7 @@
 //! lease (with a quorum; without one it has no end), and what was told is what
 //! `Node::permit` says.
 
-use std::time::Instant;
-
-use bully_core::{Node, Permit, PermitChange, Quorum, Role};
+use bully_core::{Instant, Node, Permit, PermitChange, Quorum, Role};
 
 /// The permit as the node told it, to check the next changes against.
 #[derive(Debug, Default)]
@@ -35,25 +33,32 @@ impl PermitWatch {
                 assert_eq!(
                     Some(change),
                     self.open.map(PermitChange::Ended),
-                    "a permit whose end came by the input is ended first"
+                    "permit: a permit whose end came by the input is ended first"
                 );
             }
             first = false;
             match change {
                 PermitChange::Started(permit) => {
-                    assert_eq!(self.open, None, "{change:?} while {:?} is open", self.open);
+                    assert_eq!(
+                        self.open, None,
+                        "permit: {change:?} while {:?} is open",
+                        self.open
+                    );
                     self.check_granted(node, permit);
                     self.open = Some(permit);
                 }
                 PermitChange::Renewed(permit) => {
-                    let open = self.open.expect("renewed with none open");
-                    assert_eq!(permit.token, open.token, "renewed under another token");
-                    assert_ne!(permit.until, open.until, "renewed to the same end");
+                    let open = self.open.expect("permit: renewed with none open");
+                    assert_eq!(
+                        permit.token, open.token,
+                        "permit: renewed under another token"
+                    );
+                    assert_ne!(permit.until, open.until, "permit: renewed to the same end");
                     self.check_granted(node, permit);
                     self.open = Some(permit);
                 }
                 PermitChange::Ended(permit) => {
-                    assert_eq!(Some(permit), self.open, "ended a permit not open");
+                    assert_eq!(Some(permit), self.open, "permit: ended a permit not open");
                     self.open = None;
                 }
             }
@@ -61,18 +66,18 @@ impl PermitWatch {
         if let (Some(until), Some(now)) = (self.open.and_then(|permit| permit.until), now) {
             assert!(
                 until > now,
-                "an open permit whose end came: {until:?} <= {now:?}"
+                "permit: an open permit whose end came: {until:?} <= {now:?}"
             );
         }
         assert_eq!(
             self.open,
             node.permit(),
-            "what was told is the node's permit"
+            "permit: what was told is the node's permit"
         );
         if let Some(until) = self.open.and_then(|permit| permit.until) {
             assert!(
                 node.poll_timeout().is_some_and(|next| next <= until),
-                "the node's deadline {:?} passes its permit's end {until:?}",
+                "permit: the node's deadline {:?} passes its permit's end {until:?}",
                 node.poll_timeout()
             );
         }
@@ -81,24 +86,32 @@ impl PermitWatch {
     /// A permit the node grants: its own leadership's, and with a quorum
     /// ending the larger of the margin and the resign delay before the lease.
     fn check_granted(&self, node: &Node, permit: Permit) {
-        assert_eq!(node.role(), Role::Leader, "{permit:?} while not leading");
+        assert_eq!(
+            node.role(),
+            Role::Leader,
+            "permit: {permit:?} while not leading"
+        );
         assert_eq!(
             node.leader().map(|leader| leader.token()),
-            Some(permit.token)
+            Some(permit.token),
+            "permit: under the node's own leadership"
         );
         let config = node.config();
         if config.quorum() == Quorum::None {
-            assert_eq!(permit.until, None, "without a quorum a permit has no end");
+            assert_eq!(
+                permit.until, None,
+                "permit: without a quorum a permit has no end"
+            );
             return;
         }
         let margin = config.lease_margin().max(config.resign_delay());
         let lease = node
             .lease_until()
-            .expect("a permit under a quorum has a lease");
+            .expect("permit: a permit under a quorum has a lease");
         assert_eq!(
             permit.until,
             lease.checked_sub(margin),
-            "G9: the margin before the lease"
+            "permit: G9: the margin before the lease"
         );
     }
 }
@@ -112,7 +125,7 @@ mod tests {
     use bully_core::{Config, FencingToken, NodeId, Term};
 
     #[test]
-    #[should_panic(expected = "what was told is the node's permit")]
+    #[should_panic(expected = "permit: what was told is the node's permit")]
     fn a_permit_the_node_never_told_fails() {
         let mut node = Node::new(NodeId(1), [NodeId(1), NodeId(2)], Config::default()).unwrap();
         let mut watch = PermitWatch {

@@ -1,4 +1,4 @@
-//! The `node` target's watch on `Node::lease_until`: the lease a node claims
+//! [`node`](super::node)'s watch on `Node::lease_until`: the lease a node claims
 //! never reaches past what its own claims and heartbeat rounds allow, exists only
 //! while it leads with a quorum, and only moves forward within one leadership.
 //!
@@ -15,9 +15,9 @@
 //! ask counted toward a later one breaks it at once.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bully_core::{Message, NodeId, Term};
+use bully_core::{Instant, Message, NodeId, Term};
 
 /// What a node sent that its lease may be dated from, and the lease it held.
 #[derive(Debug, Default)]

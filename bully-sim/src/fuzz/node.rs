@@ -1,52 +1,137 @@
-//! The `node` target: one `Node` under an arbitrary configuration and inputs,
+//! [`node`]: one `Node` under a sequence of inputs read from the bytes,
 //! checked after every input against the sans-IO contract (S2: its term and
 //! highest accepted token never decrease; S3: it accepts and follows no token
 //! below that one; docs/correctness.md, section 1; where it sends, how much it
 //! sends, when it next wants to be woken) and the safety core's invariants I1
-//! to I6 (docs/protocol.md; `bully_sim::invariants::check_input`), and its
+//! to I6 (docs/protocol.md; `crate::invariants::check_input`), and its
 //! lease against an account of the requests a quorum acknowledged (G6), and
 //! its permit to work against the rules of `Node::poll_permit`.
 
+mod config;
 mod input;
 mod lease;
 mod permit;
 
-use std::time::Instant;
-
 use arbitrary::{Arbitrary, Result, Unstructured};
 use bully_core::SafetyState;
 use bully_core::{
-    DurableState, Event, FencingToken, Membership, Message, Node, NodeId, Quorum, Role, Term,
-    Transmit,
+    Config, DurableState, Event, FencingToken, Instant, Membership, Message, Node, NodeId, Quorum,
+    Role, Term, Transmit,
 };
-use bully_sim::invariants;
 
-use self::input::{Input, config, exercise_config, expected_validation, member_list, node_input};
+use self::config::{arbitrary_config, exercise_config, expected_validation, member_list};
+use self::input::{Input, node_input};
 use self::lease::{LeaseView, LeaseWatch};
 use self::permit::PermitWatch;
 use super::tracing;
+use crate::invariants;
 
 /// Inputs one `node` run feeds.
 const MAX_INPUTS: usize = 512;
 
-/// One `Node` with an arbitrary valid configuration, fed an arbitrary sequence of
-/// inputs: messages from members, from itself and from strangers, with terms near
-/// its own or near `u64::MAX`; timeouts when due, early, late, or in the past;
-/// time running backwards; every command; restarts with and without the durable
-/// state.
+/// Fuzzes one node of `members` built with `config`: the bytes choose which
+/// member it is, whether it is declared a first boot, and up to 512 inputs
+/// (see [the module](crate::fuzz) for the inputs and the checks). Running out
+/// of bytes ends the run quietly; a broken promise panics with a message that
+/// names it.
 ///
-/// After every input: the term and the highest accepted fencing token never
-/// decrease (within one incarnation; a durable restart keeps them), no leadership
-/// below that token is accepted, nothing is sent to the node itself or to a
-/// non-member, one input queues at most `members().len()` transmits, and
-/// `handle_timeout` at most that many per timer that had expired
-/// (`Node::expired_timers`; none at all, and no event, when none had), after
-/// `handle_timeout(now)` the next deadline is `None` or later than `now`, and
-/// `Node::lease_until` is set only while the node leads with a quorum,
-/// never reaches past the latest claim or heartbeat round it sent plus
-/// `Config::leader_lease`, and never moves back within one leadership.
-pub fn node(data: &[u8]) {
-    let _ = drive_node(&mut Unstructured::new(data));
+/// # Panics
+///
+/// At once, whatever `data` holds, if [`Node::new`] refuses `config` for
+/// `members` (the message carries the [`ConfigError`](bully_core::ConfigError)):
+/// a configuration your own code could not start with is not worth fuzzing.
+/// Otherwise only on a broken promise.
+///
+/// # Examples
+///
+/// ```
+/// use bully_core::{Config, NodeId, Quorum};
+///
+/// let config = Config::default().with_quorum(Quorum::Majority);
+/// let members = [NodeId(1), NodeId(2), NodeId(3)];
+/// // A fuzzer's input; any bytes will do.
+/// bully_sim::fuzz::node(&config, &members, b"any bytes at all: a fuzzer's input");
+/// ```
+///
+/// A configuration the node refuses is reported before any input:
+///
+/// ```should_panic
+/// use bully_core::{Config, NodeId, Quorum};
+///
+/// // Four voters of two members cannot be met.
+/// let config = Config::default().with_quorum(Quorum::AtLeast(4));
+/// bully_sim::fuzz::node(&config, &[NodeId(1), NodeId(2)], &[]);
+/// ```
+pub fn node(config: &Config, members: &[NodeId], data: &[u8]) {
+    checked_inputs(config, members, data);
+}
+
+/// [`node`], returning how many inputs it checked.
+fn checked_inputs(config: &Config, members: &[NodeId], data: &[u8]) -> usize {
+    if let Err(error) = Node::new(
+        members.first().copied().unwrap_or(NodeId(0)),
+        members.iter().copied(),
+        config.clone(),
+    ) {
+        panic!(
+            "bully_sim::fuzz::node: Node::new refuses this configuration for members \
+             {members:?}: {error} ({config:?})"
+        );
+    }
+    let u = &mut Unstructured::new(data);
+    let mut checked = 0;
+    let _ = u
+        .choose(members)
+        .and_then(|&id| drive_node(u, id, members, config.clone(), &mut checked));
+    checked
+}
+
+/// Fuzzes one node with a member list, an identity and a configuration all
+/// drawn from the bytes (the `node` target of this project's own fuzz crate):
+/// small and huge ids, repeats, an identity outside the list now and then, and
+/// every setting of [`Config`] at plausible values, zero, the largest allowed
+/// and past it. Invalid configurations are checked to be refused by
+/// [`Node::new`] exactly as the documented rules say (a `Node::new agrees with
+/// the validation` panic otherwise); valid ones are run as [`node`] runs
+/// yours. Every derived duration [`Config`] publishes is computed on the way,
+/// and must not panic.
+///
+/// # Examples
+///
+/// ```
+/// bully_sim::fuzz::node_with_arbitrary_config(b"any bytes at all: a fuzzer's input");
+/// ```
+pub fn node_with_arbitrary_config(data: &[u8]) {
+    let _ = arbitrary_node(&mut Unstructured::new(data));
+}
+
+/// The setup of [`node_with_arbitrary_config`], then the run: the order in
+/// which the bytes are read is the committed corpus's (`fuzz/corpus/node`).
+fn arbitrary_node(u: &mut Unstructured<'_>) -> Result<()> {
+    let members = member_list(u)?;
+    let id = if u.ratio(1, 16)? {
+        NodeId::arbitrary(u)?
+    } else {
+        *u.choose(&members)?
+    };
+    let config = arbitrary_config(u, &members)?;
+    exercise_config(&config, members.len());
+    let expected = Membership::new(members.iter().copied()).and_then(|membership| {
+        if !membership.ids().contains(&id) {
+            return Err(bully_core::ConfigError::MissingSelf(id));
+        }
+        expected_validation(&config, membership.ids())
+    });
+    let built = Node::new(id, members.iter().copied(), config.clone());
+    assert_eq!(
+        built.is_ok(),
+        expected.is_ok(),
+        "Node::new agrees with the validation: {built:?} vs {expected:?}"
+    );
+    if built.is_err() {
+        return Ok(());
+    }
+    drive_node(u, id, &members, config, &mut 0)
 }
 
 /// What the target knows of the node under test, to check the next input against.
@@ -102,25 +187,20 @@ enum Bound {
     Timeout { expired: usize },
 }
 
-fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
-    let members = member_list(u)?;
-    let id = if u.ratio(1, 16)? {
-        NodeId::arbitrary(u)?
-    } else {
-        *u.choose(&members)?
-    };
-    let config = config(u, &members)?;
+/// Feeds node `id` of `members`, built with `config` (which `Node::new`
+/// takes), the inputs the bytes make, checking each and counting the checks
+/// in `checked`.
+fn drive_node(
+    u: &mut Unstructured<'_>,
+    id: NodeId,
+    members: &[NodeId],
+    config: Config,
+    checked: &mut usize,
+) -> Result<()> {
     let trace = tracing();
     if trace {
         eprintln!("node {id} of {members:?}: {config:?}");
     }
-    exercise_config(&config, members.len());
-    let expected = Membership::new(members.iter().copied()).and_then(|membership| {
-        if !membership.ids().contains(&id) {
-            return Err(bully_core::ConfigError::MissingSelf(id));
-        }
-        expected_validation(&config, membership.ids())
-    });
     // A member of a new cluster, declared so, or one that may have run before.
     let first_boot = bool::arbitrary(u)?;
     let built = if first_boot {
@@ -133,14 +213,7 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
     } else {
         Node::new(id, members.iter().copied(), config.clone())
     };
-    assert_eq!(
-        built.is_ok(),
-        expected.is_ok(),
-        "Node::new agrees with the validation: {built:?} vs {expected:?}"
-    );
-    let Ok(mut node) = built else {
-        return Ok(());
-    };
+    let mut node = built.expect("Node::new took this configuration a moment ago");
     let mut now = Instant::now();
     let mut seen = Observed::of(&node);
     for _ in 0..MAX_INPUTS {
@@ -191,17 +264,28 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                     node.role() == Role::Candidate && node.config().quorum() == Quorum::None;
                 let stepped = node.step_down(seen.feed(now));
                 if leading || !announcing {
-                    assert_eq!(stepped, leading);
+                    assert_eq!(
+                        stepped, leading,
+                        "command: step_down says {stepped} from a node that led: {leading}"
+                    );
                 }
                 if stepped {
-                    assert_eq!(node.role(), Role::Follower);
+                    assert_eq!(
+                        node.role(),
+                        Role::Follower,
+                        "command: a node that stepped down follows"
+                    );
                 }
                 Bound::Input
             }
             Input::Suspect(member) => {
                 let result = node.suspect(seen.feed(now), member);
                 let known = member != node.id() && node.members().contains(&member);
-                assert_eq!(result.is_ok(), known, "suspect {member}: {result:?}");
+                assert_eq!(
+                    result.is_ok(),
+                    known,
+                    "command: suspect {member} (a member other than itself: {known}): {result:?}"
+                );
                 Bound::Input
             }
             Input::AddMember(member) => {
@@ -228,12 +312,20 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
                 node = match restarted {
                     Ok(node) => node,
                     Err(error) => {
-                        assert_eq!(expected_validation(&config, &members), Err(error));
+                        assert_eq!(
+                            expected_validation(&config, &members),
+                            Err(error),
+                            "restart: Node::new refuses the changed membership as the rules say"
+                        );
                         continue;
                     }
                 };
                 if durable {
-                    assert_eq!(node.durable_state(), state);
+                    assert_eq!(
+                        node.durable_state(),
+                        state,
+                        "restart: the durable state survives a restart with it"
+                    );
                     // The term persisted; the accepted token lives in memory
                     // only, and so do the lease and the promises: the new
                     // incarnation's clock starts again.
@@ -252,6 +344,7 @@ fn drive_node(u: &mut Unstructured<'_>) -> Result<()> {
             }
         };
         check_outputs(&mut node, &mut seen, bound, members_before);
+        *checked += 1;
     }
     Ok(())
 }
@@ -264,13 +357,13 @@ fn timeout(node: &mut Node, seen: &mut Observed, at: Instant) -> usize {
     assert_eq!(
         expired > 0 || seen.permit.end_due(now),
         node.poll_timeout().is_some_and(|next| next <= now),
-        "expired_timers({now:?}) is {expired} with the next deadline at {:?}",
+        "deadline: expired_timers({now:?}) is {expired} with the next deadline at {:?}",
         node.poll_timeout()
     );
     node.handle_timeout(now);
     assert!(
         node.poll_timeout().is_none_or(|next| next > now),
-        "after handle_timeout(now) the next deadline lies ahead: {:?} <= {:?}",
+        "deadline: after handle_timeout(now) the next deadline lies ahead: {:?} <= {:?}",
         node.poll_timeout(),
         now
     );
@@ -384,4 +477,54 @@ fn is_voter(node: &Node, member: NodeId) -> bool {
     member != node.id()
         && node.members().contains(&member)
         && (config.observers_vote() || !config.observers().contains(&member))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The harness on a configuration of a user's: it reads inputs from the
+    //! bytes and checks them, and refuses a configuration the node refuses.
+
+    use super::*;
+    use crate::fuzz::tests::{five_members, pseudo_random, users_config};
+
+    #[test]
+    fn a_users_configuration_takes_hundreds_of_checked_inputs_without_a_false_alarm() {
+        let members = five_members();
+        let config = users_config();
+        let mut total = 0;
+        for seed in 0..64 {
+            total += checked_inputs(&config, &members, &pseudo_random(seed, 4096));
+        }
+        // About one input per eight bytes; an input the bytes cut short, a
+        // clock change and a restart are not checked.
+        assert!(total > 64 * 100, "only {total} inputs checked");
+    }
+
+    #[test]
+    fn no_bytes_check_nothing_and_pass() {
+        assert_eq!(checked_inputs(&users_config(), &five_members(), &[]), 0);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "Node::new refuses this configuration for members [NodeId(1), \
+                               NodeId(2)]: a quorum of 4 cannot be met by 2 voting members"
+    )]
+    fn a_configuration_node_new_refuses_panics_at_once_with_its_error() {
+        let config = Config::default().with_quorum(Quorum::AtLeast(4));
+        node(&config, &[NodeId(1), NodeId(2)], &[]);
+    }
+
+    #[test]
+    #[should_panic(expected = "Node::new refuses this configuration for members []")]
+    fn no_members_panics_at_once() {
+        node(&Config::default(), &[], b"bytes");
+    }
+
+    #[test]
+    fn a_quorum_of_half_the_voters_is_fuzzed_one_node_at_a_time() {
+        let config = Config::default().with_quorum(Quorum::AtLeast(2));
+        let members = [NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
+        assert!(checked_inputs(&config, &members, &pseudo_random(7, 2048)) > 0);
+    }
 }

@@ -45,10 +45,10 @@
 //!   `handle_timeout` at most that many per timer that had expired
 //!   ([`Node::expired_timers`](bully_core::Node::expired_timers)); with none
 //!   expired, `handle_timeout with no timer expired` it sends and tells nothing.
-//! - `the deadline`: [`Node::poll_timeout`](bully_core::Node::poll_timeout) is
+//! - `deadline:`: [`Node::poll_timeout`](bully_core::Node::poll_timeout) is
 //!   due exactly when a timer is or the permit's end has come, and after
 //!   `handle_timeout(now)` it lies after `now`.
-//! - `lease_until`, `G6:`: a lease only on a leader with a quorum, never past
+//! - `lease_until is`, `G6:`: a lease only on a leader with a quorum, never past
 //!   the send time of the latest request (claim or heartbeat round) a quorum
 //!   acknowledged plus [`Config::leader_lease`](bully_core::Config::leader_lease), and never moving back within
 //!   one leadership.
@@ -59,8 +59,10 @@
 //!   [`Node::permit`](bully_core::Node::permit).
 //! - `I1:` to `I6:`: the safety core's invariants, as
 //!   [`invariants::check_input`](crate::invariants::check_input) checks them.
-//! - `command:`: `step_down` reports whether it stepped down, and `suspect`
-//!   refuses exactly itself and non-members.
+//! - `command:`, `restart:`: `step_down` reports whether it stepped down,
+//!   `suspect` refuses exactly itself and non-members, a restart with the
+//!   durable state keeps it, and one with a membership changed at runtime is
+//!   refused exactly as the rules say.
 //!
 //! # What [`cluster`] checks
 //!

@@ -1,5 +1,7 @@
-//! The fuzz targets of bully-core as plain functions of the fuzzer's bytes, one
-//! file per target, and a runner for them without libFuzzer: libFuzzer calls
+//! The fuzz targets of bully-core as plain functions of the fuzzer's bytes
+//! (`decode` here; `node` and `cluster` call `bully_sim::fuzz`, the harness
+//! users call with their own configuration, with one drawn from the bytes),
+//! and a runner for them without libFuzzer: libFuzzer calls
 //! them through `fuzz_targets/*.rs` (nightly, `cargo fuzz run`); the stable
 //! runner ([`runner`], the `fuzz-stable` command of `fuzz/stable`) feeds them
 //! the committed corpus and inputs mutated from it; and

@@ -58,7 +58,7 @@ const MAX_INPUTS: usize = 512;
 /// ```should_panic
 /// use bully_core::{Config, NodeId, Quorum};
 ///
-/// // Four voters of two members cannot be met.
+/// // A quorum of four voters cannot be met by two members.
 /// let config = Config::default().with_quorum(Quorum::AtLeast(4));
 /// bully_sim::fuzz::node(&config, &[NodeId(1), NodeId(2)], &[]);
 /// ```
@@ -128,7 +128,10 @@ fn arbitrary_node(u: &mut Unstructured<'_>) -> Result<()> {
         expected.is_ok(),
         "Node::new agrees with the validation: {built:?} vs {expected:?}"
     );
-    if built.is_err() {
+    if let Err(error) = built {
+        if tracing() {
+            eprintln!("node {id} of {members:?}: {config:?}, refused: {error}");
+        }
         return Ok(());
     }
     drive_node(u, id, &members, config, &mut 0)

@@ -336,6 +336,14 @@ impl Node {
 
     /// The highest fencing token this node has accepted. Unlike `leader()` it stays
     /// set when the leader is lost: it is the floor below which nothing is accepted.
+    ///
+    /// It lives in memory only: a node made again after a restart, even with
+    /// [`with_durable_state`](Node::with_durable_state), starts from `None`.
+    /// What the durable state keeps is the term (and the vote), so a restarted
+    /// node never goes back to an older term; the token's floor is rebuilt from
+    /// the first leadership it accepts. A store that fences writes keeps its
+    /// own highest token ([`FencingGuard`](crate::FencingGuard)), which no
+    /// restart of a member resets.
     pub fn highest_token(&self) -> Option<FencingToken> {
         self.highest
     }

@@ -14,6 +14,8 @@ pub mod partial;
 pub mod plot;
 pub mod report;
 pub mod scale;
+#[cfg(doctest)]
+mod guides;
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,7 @@
+//! The guides in docs/guides/ as doctests: every Rust block of a guide is
+//! compiled, and run unless it is marked `no_run`, by `cargo test`, so that a
+//! guide's program is the one that works.
+
+/// docs/guides/work-while-leading.md
+#[doc = include_str!("../../docs/guides/work-while-leading.md")]
+pub struct WorkWhileLeading;

@@ -5,3 +5,7 @@
 /// docs/guides/work-while-leading.md
 #[doc = include_str!("../../docs/guides/work-while-leading.md")]
 pub struct WorkWhileLeading;
+
+/// docs/guides/your-own-transport.md
+#[doc = include_str!("../../docs/guides/your-own-transport.md")]
+pub struct YourOwnTransport;

@@ -9,3 +9,7 @@ pub struct WorkWhileLeading;
 /// docs/guides/your-own-transport.md
 #[doc = include_str!("../../docs/guides/your-own-transport.md")]
 pub struct YourOwnTransport;
+
+/// docs/guides/drive-the-core.md
+#[doc = include_str!("../../docs/guides/drive-the-core.md")]
+pub struct DriveTheCore;

@@ -71,7 +71,7 @@ fn boot(algorithm: Algorithm, timings: &str, config: &Config, n: u64, seed: u64)
         sim.violations()
     );
     let term = highest_term(&sim, n);
-    // N + 1: issue 25's fresh start votes as it boots (docs/correctness.md, 3.8).
+    // N + 1: a declared fresh start votes as it boots (docs/correctness.md, 3.8).
     assert!(term.0 <= n + 1, "{context}: term {term} after the boot");
     term
 }

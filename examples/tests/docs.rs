@@ -16,10 +16,7 @@ fn docs_reproducing_shows_the_table_as_the_command_prints_it() {
             args.join(" ")
         );
     }
-    assert!(
-        doc.contains("](messages.svg)"),
-        "the figure is embedded"
-    );
+    assert!(doc.contains("](messages.svg)"), "the figure is embedded");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The scenarios: cold start, leader crash, and issue 12's partial partitions with
+//! The scenarios: cold start, leader crash, and the partial partitions with
 //! their heal. Each is generic over the library and returns what it measured.
 
 use std::time::Duration;

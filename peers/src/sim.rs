@@ -1,6 +1,6 @@
 //! The deterministic discrete-event loop: one virtual clock, seeded link delays,
 //! per-directed-link cuts and crashes, the same for every library; optionally
-//! (issue 25) random message loss and a heavy-tailed delay (jitter), both off by
+//! random message loss and a heavy-tailed delay (jitter), both off by
 //! default and drawing nothing from the generator while off.
 
 use std::collections::{BTreeMap, VecDeque};

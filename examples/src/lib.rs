@@ -14,14 +14,14 @@
 pub struct ReadmeDoctests;
 
 pub mod costs;
+#[cfg(doctest)]
+mod guides;
 pub mod loopback;
 pub mod measure;
 pub mod partial;
 pub mod plot;
 pub mod report;
 pub mod scale;
-#[cfg(doctest)]
-mod guides;
 
 use std::fmt::Write as _;
 

@@ -55,7 +55,7 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         seeds: u64,
     },
-    /// Issue 12's partial partitions for 20 s, then healed.
+    /// The partial partitions for 20 s, then healed.
     Partitions {
         #[arg(long, value_delimiter = ',')]
         scenarios: Vec<Partition>,
@@ -109,7 +109,7 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         partition_seeds: u64,
     },
-    /// Issue 25: false suspicions per hour and failover under 30 % loss and jitter,
+    /// False suspicions per hour and failover under 30 % loss and jitter,
     /// bully-core as it runs and other detectors replayed on its heartbeat arrivals.
     Detector {
         #[arg(long, value_delimiter = ',', default_value = "5,25")]

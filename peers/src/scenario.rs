@@ -87,7 +87,7 @@ pub fn leader_crash<P: Peer>(
     Some(measure(&mut sim, at))
 }
 
-/// Issue 12's partial partitions, placed around the leader the cluster elected.
+/// The partial partitions, placed around the leader the cluster elected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Partition {
     /// Every link cut except those of one hub (by default the lowest id other

@@ -84,7 +84,7 @@ pub struct Jitter {
 }
 
 impl Jitter {
-    /// Issue 25's jitter: 10 % of messages late by 100 ms on average (exponential):
+    /// The detector comparison's jitter: 10 % of messages late by 100 ms on average (exponential):
     /// one in 10 breaks the 20 ms bound, one in 74 by more than 200 ms, one in
     /// 1,480 by more than 500 ms (a whole leader timeout).
     pub const TAIL: Jitter = Jitter {
@@ -123,7 +123,7 @@ pub struct Sim<P: Peer> {
     counts_at_quiet: Counts,
     last_election_send: Option<Time>,
     dropped: u64,
-    // Issue 25: per-message loss probability and jitter; 0 and `None` draw nothing.
+    // The detector comparison: per-message loss probability and jitter; 0 and `None` draw nothing.
     loss: f64,
     jitter: Option<Jitter>,
     offered: u64,

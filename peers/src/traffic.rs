@@ -160,7 +160,7 @@ fn summarize(runs: &[Option<PartitionRun>]) -> PartitionSummary {
     }
 }
 
-/// (c) Issue 12's partial partitions at equal traffic: per scenario and
+/// (c) The partial partitions at equal traffic: per scenario and
 /// configuration, the stable effective leader, availability and term growth, and
 /// for bully @ble whether it beats ble (stable leader sooner at the median,
 /// availability at least ble's at the median, term growth at most 1).

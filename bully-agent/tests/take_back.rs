@@ -2,7 +2,7 @@
 //! overlapping the job it replaces, in clusters of three and four, with a job
 //! that takes 0.8 s of its 1 s grace period to stop.
 //!
-//! Found by trying the README's three-node walk-through: stop node 3 (Ctrl-C),
+//! Found by trying the README's three-node walk-through (now in bully-agent's README): stop node 3 (Ctrl-C),
 //! node 2 takes the job, start node 3 again. Node 2, the sitting leader, voted
 //! for 3's claim as it yielded, and with three members 3's own vote and 2's are
 //! a majority: node 3 started its job about 10 ms after node 2's job was told

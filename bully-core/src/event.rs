@@ -11,6 +11,14 @@ use crate::message::{NodeId, Term};
 /// It holds the same pair as a [`FencingToken`] but has another job: it is
 /// not ordered, since "who leads" is read, not compared. To fence work, take
 /// [`Leader::token`], which storage compares.
+///
+/// ```
+/// use bully_core::{FencingToken, Leader, NodeId, Term};
+/// let leader = Leader { id: NodeId(3), term: Term(2) };
+/// assert_eq!(leader.to_string(), "3 (term 2)");
+/// let token: FencingToken = leader.token();
+/// assert!(token > FencingToken { term: Term(1), leader: NodeId(7) }, "a later term wins");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Leader {
@@ -108,6 +116,21 @@ impl fmt::Display for Role {
 /// 4. `ElectionStarted`,
 /// 5. `BecameLeader`,
 /// 6. `LeaderElected` (a new fencing token was accepted, this node's own included).
+///
+/// Drain them with [`Node::poll_event`](crate::Node::poll_event) after the
+/// transmits. A lone member elects itself at once:
+///
+/// ```
+/// use std::time::Instant;
+/// use bully_core::{Config, Event, Node, NodeId, Term};
+/// let mut node = Node::new(NodeId(1), [NodeId(1)], Config::default())?;
+/// node.start(Instant::now());
+/// let events: Vec<Event> = std::iter::from_fn(|| node.poll_event()).collect();
+/// assert!(events.contains(&Event::BecameLeader { term: node.term() }));
+/// assert!(events.contains(&Event::LeaderElected { leader: NodeId(1), term: node.term() }));
+/// # let _ = Term(0);
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]

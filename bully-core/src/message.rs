@@ -63,6 +63,31 @@ impl fmt::Display for Term {
 ///
 /// Which variants a node sends depends on [`Algorithm`](crate::Algorithm); every node
 /// accepts every variant and counts the ones it cannot use as dropped.
+///
+/// A transport carries them between [`Node::poll_transmit`](crate::Node::poll_transmit)
+/// on one member and [`Node::handle_message`](crate::Node::handle_message) on
+/// another (with the `wire` feature, `bully_core::wire::Codec` turns them into
+/// authenticated frames and back). Process 4 notices the coordinator is down and
+/// asks those above it:
+///
+/// ```
+/// use std::time::Instant;
+/// use bully_core::{Config, Message, MessageKind, Node, NodeId, Term};
+/// let members = (1..=7).map(NodeId);
+/// let mut four = Node::new(NodeId(4), members, Config::default())?;
+/// four.start_election(Instant::now());
+/// let asked: Vec<NodeId> = std::iter::from_fn(|| four.poll_transmit())
+///     .filter(|transmit| transmit.message.kind() == MessageKind::Election)
+///     .map(|transmit| transmit.to)
+///     .collect();
+/// assert_eq!(asked, [NodeId(5), NodeId(6), NodeId(7)]);
+/// // 5 is alive: its Answer tells 4 to wait for a coordinator.
+/// let answer = Message::Answer { term: four.term() };
+/// four.handle_message(Instant::now(), NodeId(5), answer);
+/// assert_eq!(four.stats().received[MessageKind::Answer], 1);
+/// # let _ = Term(0);
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -320,6 +345,22 @@ impl fmt::Display for MessageKind {
 }
 
 /// A message the node wants sent: drained with [`Node::poll_transmit`](crate::Node::poll_transmit).
+///
+/// The node never sends to itself nor to a non-member, and queues at most one
+/// message per member for one input. A driver hands each to its transport in
+/// the order drained:
+///
+/// ```
+/// use std::time::Instant;
+/// use bully_core::{Config, Message, Node, NodeId, Transmit};
+/// let mut node = Node::new(NodeId(3), [NodeId(1), NodeId(2), NodeId(3)], Config::default())?;
+/// node.start_election(Instant::now());
+/// // The highest member announces itself to every other member.
+/// let sent: Vec<Transmit> = std::iter::from_fn(|| node.poll_transmit()).collect();
+/// assert!(sent.iter().all(|t| matches!(t.message, Message::Coordinator { .. })));
+/// assert_eq!(sent.iter().map(|t| t.to).collect::<Vec<_>>(), [NodeId(1), NodeId(2)]);
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

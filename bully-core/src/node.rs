@@ -7,17 +7,19 @@
 //!   the guards all inputs share (G1), and `dispatch.rs` hands it to the
 //!   table of the node's phase (`step_leader`, `step_claimant`,
 //!   `step_candidate`, `step_follower`), as raft-rs's `step` does. Every
-//!   change of phase is in `phase.rs`.
+//!   change of phase is in `phase.rs` (the phases themselves, `Phase`, are
+//!   declared here, with the state they belong to).
 //! - **The safety core, as types that own their state:** `votes.rs`
 //!   (`Votes`: the vote, promises, the hold, coming back, the first boot:
 //!   G3 to G5, G8 to G10, G12), `requests.rs` (`Requests`: numbered requests
-//!   and the lease, G6), `durable.rs` (G11, G12); the node's rules that use
+//!   and the lease, G6), `durable.rs` (`DurableState`, G12) and
+//!   `persistence.rs` (reading it out and back, G11); the node's rules that use
 //!   them: `claim.rs` (votes for a claim, G14, R13 to R18), `lease.rs`
 //!   (acknowledgements, G7, R19), `quorum.rs` (the hold's length, coming
 //!   back), `leadership.rs` (following and fencing, G2, G13, R9, R10, R20
 //!   to R25), `succession.rs` (resigning, R17, R21), `permit.rs` (what a
 //!   leadership allows: the lease's end, the permit to work and its output,
-//!   G9; `permit/published.rs`, what was told of it).
+//!   G9; `published.rs`, what was told of it).
 //! - **Connectivity** (R4 to R12): `Connectivity` owns the probe and its
 //!   verdict (`connectivity.rs`, `connectivity/verdict.rs`); the node sends,
 //!   replies and acts on a conclusion in `probe.rs`, and stands in
@@ -26,7 +28,8 @@
 //!   `heartbeat_loss.rs`) says how long the leader timeout is; `detector.rs`
 //!   arms it, acts when it fires, and sends the leader's rounds (R1, R27).
 //! - **The sources' algorithms** differ in one place, `algorithm.rs`, which
-//!   hands an input to `classic.rs`, `modified.rs` (R31) or `ring.rs` (R32);
+//!   hands an input to `classic.rs`, `modified.rs` (R31, over its
+//!   `collection.rs`) or `ring.rs` (R32, over its `ring_state.rs`);
 //!   what they share is `election.rs` and, without a quorum, the start's
 //!   announcement in `announcement.rs` (R3, G15).
 //! - **Commands and policies:** `commands.rs` (start, elect, step down, work
@@ -36,6 +39,7 @@ mod algorithm;
 mod announcement;
 mod claim;
 mod classic;
+mod collection;
 mod commands;
 mod connectivity;
 mod detector;
@@ -50,11 +54,14 @@ mod lease;
 mod membership;
 mod modified;
 mod permit;
+mod persistence;
 mod phase;
 mod probe;
+mod published;
 mod quorum;
 mod requests;
 mod ring;
+mod ring_state;
 mod standing;
 mod step;
 mod succession;
@@ -74,9 +81,24 @@ use crate::stats::Stats;
 use crate::time::Instant;
 use crate::timer::TimerTable;
 
-use phase::Phase;
-
 pub use durable::DurableState;
+
+/// Where a node is in the protocol. `Role` is the public summary of this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Phase {
+    /// Following `Node::leader`, or waiting to hear of one.
+    Idle,
+    /// Sent Election in `term`, waiting for answers.
+    Electing { term: Term },
+    /// Answered by a higher member in `term`, waiting for its Coordinator.
+    AwaitingCoordinator { term: Term },
+    /// With a quorum: won `term`'s election, waiting for enough acknowledgements.
+    /// Without one: announced `term` at start, waiting a round trip for a sitting
+    /// leader to object (`announcement.rs`).
+    Claiming { term: Term },
+    /// The coordinator.
+    Leading,
+}
 
 /// One member's Bully state machine: no I/O, no clock, no threads.
 ///
@@ -149,9 +171,9 @@ pub struct Node {
     /// raised flag, or a ring token it passed on. Lowered by a leadership.
     pending_election: Option<Term>,
     /// Modified Bully: its collection of answers.
-    modified: modified::Collection,
+    modified: collection::Collection,
     /// Ring: the token in its hands.
-    ring: ring::RingState,
+    ring: ring_state::RingState,
     /// With a quorum: what it voted and promised (`votes.rs`).
     votes: votes::Votes,
     /// Claiming or leading: its numbered requests for acknowledgement and the
@@ -162,7 +184,7 @@ pub struct Node {
     /// Quorum: what this node knows of its own connectivity, and its probe.
     connectivity: connectivity::Connectivity,
     /// The permit to work as `poll_permit` last told it (`permit.rs`).
-    published: permit::Published,
+    published: published::Published,
 }
 
 impl Node {
@@ -269,13 +291,13 @@ impl Node {
             announced_at: None,
             abstaining: false,
             pending_election: None,
-            modified: modified::Collection::default(),
-            ring: ring::RingState::default(),
+            modified: collection::Collection::default(),
+            ring: ring_state::RingState::default(),
             votes: votes::Votes::default(),
             requests: requests::Requests::default(),
             detector: failure_detector::FailureDetector::default(),
             connectivity: connectivity::Connectivity::default(),
-            published: permit::Published::default(),
+            published: published::Published::default(),
         }
     }
 
@@ -336,6 +358,14 @@ impl Node {
 
     /// The highest fencing token this node has accepted. Unlike `leader()` it stays
     /// set when the leader is lost: it is the floor below which nothing is accepted.
+    ///
+    /// It lives in memory only: a node made again after a restart, even with
+    /// [`with_durable_state`](Node::with_durable_state), starts from `None`.
+    /// What the durable state keeps is the term (and the vote), so a restarted
+    /// node never goes back to an older term; the token's floor is rebuilt from
+    /// the first leadership it accepts. A store that fences writes keeps its
+    /// own highest token ([`FencingGuard`](crate::FencingGuard)), which no
+    /// restart of a member resets.
     pub fn highest_token(&self) -> Option<FencingToken> {
         self.highest
     }

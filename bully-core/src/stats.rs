@@ -6,7 +6,20 @@ use core::ops::{Index, IndexMut};
 use crate::message::MessageKind;
 
 /// One counter per [`MessageKind`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// Its `Debug` names each kind that was counted, and leaves out those at
+/// zero; `Display` is the same as `kind=count` pairs, for logs.
+///
+/// ```
+/// use bully_core::{MessageCounts, MessageKind};
+/// let mut counts = MessageCounts::default();
+/// counts[MessageKind::Heartbeat] += 3;
+/// counts[MessageKind::Ack] += 2;
+/// assert_eq!(counts.total(), 5);
+/// assert_eq!(format!("{counts:?}"), "MessageCounts { Heartbeat: 3, Ack: 2 }");
+/// assert_eq!(counts.to_string(), "Heartbeat=3 Ack=2");
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MessageCounts([u64; MessageKind::ALL.len()]);
 
@@ -39,6 +52,16 @@ impl Index<MessageKind> for MessageCounts {
 impl IndexMut<MessageKind> for MessageCounts {
     fn index_mut(&mut self, kind: MessageKind) -> &mut u64 {
         &mut self.0[kind.index()]
+    }
+}
+
+impl fmt::Debug for MessageCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("MessageCounts");
+        for (kind, count) in self.iter().filter(|&(_, count)| count > 0) {
+            out.field(kind.name(), &count);
+        }
+        out.finish()
     }
 }
 
@@ -122,7 +145,17 @@ impl fmt::Display for DropReason {
 }
 
 /// One counter per [`DropReason`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// Its `Debug` names each reason that was counted, and leaves out those at
+/// zero.
+///
+/// ```
+/// use bully_core::{DropCounts, DropReason};
+/// let mut counts = DropCounts::default();
+/// counts[DropReason::StaleLeader] += 1;
+/// assert_eq!(format!("{counts:?}"), "DropCounts { stale_leader: 1 }");
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DropCounts([u64; DropReason::ALL.len()]);
 
@@ -135,6 +168,16 @@ impl DropCounts {
     /// `(reason, count)` for every reason, in [`DropReason::ALL`] order.
     pub fn iter(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
         DropReason::ALL.iter().map(|&reason| (reason, self[reason]))
+    }
+}
+
+impl fmt::Debug for DropCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("DropCounts");
+        for (reason, count) in self.iter().filter(|&(_, count)| count > 0) {
+            out.field(reason.name(), &count);
+        }
+        out.finish()
     }
 }
 

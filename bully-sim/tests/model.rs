@@ -75,7 +75,7 @@
 //!   so neither holds vacuously.
 //!
 //! Every check here takes minutes without optimizations: they are ignored in
-//! a debug build and run with `cargo test --release -p bully-core
+//! a debug build and run with `cargo test --release -p bully-sim
 //! --all-features --test model` (the README's test command runs both).
 //!
 //! `BULLY_MODEL_MEMBERS=4` checks four members instead, depth first (minutes per

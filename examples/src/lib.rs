@@ -7,7 +7,15 @@
 //! and a real cluster on loopback ([`loopback`]), for `cluster` and `failover`.
 #![forbid(unsafe_code)]
 
+/// The README's Rust blocks, run as doctests by `cargo test` (the fenced tokio
+/// service among them).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod costs;
+#[cfg(doctest)]
+mod guides;
 pub mod loopback;
 pub mod measure;
 pub mod partial;

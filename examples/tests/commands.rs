@@ -163,7 +163,7 @@ fn the_failover_benchmark_reports_percentiles() {
     );
 }
 
-/// Three `node` processes, as in the README's three terminals; Ctrl-C (SIGINT)
+/// Three `node` processes, as in bully-tokio's README's three terminals; Ctrl-C (SIGINT)
 /// on the leader makes it resign, and the next one takes over.
 #[cfg(unix)]
 #[test]

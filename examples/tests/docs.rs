@@ -1,5 +1,5 @@
-//! The README's "Reproducing the paper" section and `docs/reproducing.md` show
-//! what `simulate` prints now, not what it printed once.
+//! `docs/reproducing.md` shows what `simulate` prints now, not what it printed
+//! once: Table 1 with its figure, and every other command's output.
 
 mod common;
 use common::simulate;
@@ -7,19 +7,16 @@ use common::simulate;
 const REGENERATE: &str = "paste the command's new output into the document";
 
 #[test]
-fn the_readme_shows_the_table_as_the_command_prints_it() {
-    let readme = include_str!("../../README.md");
+fn docs_reproducing_shows_the_table_as_the_command_prints_it() {
+    let doc = include_str!("../../docs/reproducing.md");
     for args in [&["table", "--format", "csv"][..], &["table"][..]] {
         assert!(
-            readme.contains(&simulate(args)),
-            "README, `simulate {}`: {REGENERATE}",
+            doc.contains(&simulate(args)),
+            "docs/reproducing.md, `simulate {}`: {REGENERATE}",
             args.join(" ")
         );
     }
-    assert!(
-        readme.contains("](docs/messages.svg)"),
-        "the figure is embedded"
-    );
+    assert!(doc.contains("](messages.svg)"), "the figure is embedded");
 }
 
 #[test]

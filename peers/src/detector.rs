@@ -1,4 +1,4 @@
-//! Issue 25: the failure detector under 30 % loss and under jitter. bully-core
+//! The failure detector under 30 % loss and under jitter. bully-core
 //! clusters run for simulated hours with the leader alive; every time a
 //! follower's leader timeout fires on the live leader is a false suspicion. Each
 //! follower's heartbeat arrivals are then replayed through other detectors (fixed
@@ -20,7 +20,7 @@ use crate::sim::{Delays, Jitter, Sim};
 use crate::suspicion::{Detector, replay};
 use crate::watch::{Arrival, Watched};
 
-/// Issue 25's loss probability.
+/// The loss probability of the detector's comparison.
 pub const LOSS: f64 = 0.3;
 /// Time from agreement to the start of the observation (or to the crash).
 pub const SETTLE: Duration = Duration::from_secs(5);

@@ -55,7 +55,7 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         seeds: u64,
     },
-    /// Issue 12's partial partitions for 20 s, then healed.
+    /// The partial partitions for 20 s, then healed.
     Partitions {
         #[arg(long, value_delimiter = ',')]
         scenarios: Vec<Partition>,
@@ -94,7 +94,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         systems: Vec<System>,
     },
-    /// Equal traffic (issue 25): steady messages per second, bully-core's heartbeat
+    /// Equal traffic: steady messages per second, bully-core's heartbeat
     /// interval at BLE's and raft-rs's traffic, and the crash and partition tables
     /// at that traffic.
     Traffic {
@@ -109,7 +109,7 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         partition_seeds: u64,
     },
-    /// Issue 25: false suspicions per hour and failover under 30 % loss and jitter,
+    /// False suspicions per hour and failover under 30 % loss and jitter,
     /// bully-core as it runs and other detectors replayed on its heartbeat arrivals.
     Detector {
         #[arg(long, value_delimiter = ',', default_value = "5,25")]
@@ -372,7 +372,7 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
         tables::elections(true, &[5, 10, 25, 100], &all, seeds),
     );
     section(
-        "Partial partitions (issue 12), healed after 20 s",
+        "Partial partitions, healed after 20 s",
         &format!("cargo run --release -- partitions --seeds {part_seeds}"),
         tables::partitions(&Partition::ALL, &all, part_seeds),
     );
@@ -387,7 +387,7 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
         steady::table(cpu_sizes, &all, cg),
     );
     section(
-        "Equal traffic (issue 25)",
+        "Equal traffic",
         &format!("cargo run --release -- traffic --seeds {seeds} --partition-seeds {part_seeds}"),
         traffic::table(&[5, 10, 25, 100], seeds, &Partition::ALL, part_seeds),
     );
@@ -403,7 +403,7 @@ fn everything(quick: bool, write: &dyn Fn(&str)) -> String {
         detector::Options::full()
     };
     section(
-        "Failure detector under 30 % loss and jitter (issue 25)",
+        "Failure detector under 30 % loss and jitter",
         &if quick {
             "cargo run --release -- detector --quick".to_string()
         } else {

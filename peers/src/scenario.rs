@@ -1,4 +1,4 @@
-//! The scenarios: cold start, leader crash, and issue 12's partial partitions with
+//! The scenarios: cold start, leader crash, and the partial partitions with
 //! their heal. Each is generic over the library and returns what it measured.
 
 use std::time::Duration;
@@ -87,7 +87,7 @@ pub fn leader_crash<P: Peer>(
     Some(measure(&mut sim, at))
 }
 
-/// Issue 12's partial partitions, placed around the leader the cluster elected.
+/// The partial partitions, placed around the leader the cluster elected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Partition {
     /// Every link cut except those of one hub (by default the lowest id other

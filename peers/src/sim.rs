@@ -1,6 +1,6 @@
 //! The deterministic discrete-event loop: one virtual clock, seeded link delays,
 //! per-directed-link cuts and crashes, the same for every library; optionally
-//! (issue 25) random message loss and a heavy-tailed delay (jitter), both off by
+//! random message loss and a heavy-tailed delay (jitter), both off by
 //! default and drawing nothing from the generator while off.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -84,7 +84,7 @@ pub struct Jitter {
 }
 
 impl Jitter {
-    /// Issue 25's jitter: 10 % of messages late by 100 ms on average (exponential):
+    /// The detector comparison's jitter: 10 % of messages late by 100 ms on average (exponential):
     /// one in 10 breaks the 20 ms bound, one in 74 by more than 200 ms, one in
     /// 1,480 by more than 500 ms (a whole leader timeout).
     pub const TAIL: Jitter = Jitter {
@@ -123,7 +123,7 @@ pub struct Sim<P: Peer> {
     counts_at_quiet: Counts,
     last_election_send: Option<Time>,
     dropped: u64,
-    // Issue 25: per-message loss probability and jitter; 0 and `None` draw nothing.
+    // The detector comparison: per-message loss probability and jitter; 0 and `None` draw nothing.
     loss: f64,
     jitter: Option<Jitter>,
     offered: u64,

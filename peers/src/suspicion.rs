@@ -1,4 +1,4 @@
-//! Failure detectors replayed on a follower's heartbeat arrival trace (issue 25):
+//! Failure detectors replayed on a follower's heartbeat arrival trace:
 //! a fixed timeout (bully-core's kind) and the φ accrual detector (Hayashibara,
 //! Défago, Yared, Katayama, "The φ accrual failure detector", SRDS 2004) with a
 //! normal fit of the inter-arrival times (as Akka) or an exponential one (as

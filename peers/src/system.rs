@@ -59,7 +59,7 @@ impl System {
         System::Ble500,
     ];
 
-    /// The equal-traffic configurations (issue 25), built per N: the `traffic`
+    /// The equal-traffic configurations, built per N: the `traffic`
     /// command's, not in [`System::ALL`].
     pub const AT_TRAFFIC: [System; 3] = [
         System::BullyAtBle,

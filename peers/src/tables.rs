@@ -207,7 +207,7 @@ impl Visit for PartitionsAt {
     }
 }
 
-/// Issue 12's partial partitions: per scenario and configuration, over `seeds`.
+/// The partial partitions: per scenario and configuration, over `seeds`.
 pub fn partitions(scenarios: &[Partition], systems: &[System], seeds: u64) -> String {
     let mut t = Table::new(&[
         "scenario",

@@ -1,4 +1,4 @@
-//! Equal traffic (issue 25)'s tables: each configuration's steady-state messages
+//! Equal traffic's tables: each configuration's steady-state messages
 //! per second, the heartbeat interval chosen for bully-core at each peer's traffic
 //! (the rule is [`crate::matching`]'s), and the crash and partition tables at that
 //! traffic.
@@ -160,7 +160,7 @@ fn summarize(runs: &[Option<PartitionRun>]) -> PartitionSummary {
     }
 }
 
-/// (c) Issue 12's partial partitions at equal traffic: per scenario and
+/// (c) The partial partitions at equal traffic: per scenario and
 /// configuration, the stable effective leader, availability and term growth, and
 /// for bully @ble whether it beats ble (stable leader sooner at the median,
 /// availability at least ble's at the median, term growth at most 1).
@@ -278,7 +278,7 @@ pub fn table(sizes: &[u64], seeds: u64, scenarios: &[Partition], partition_seeds
         "Steady-state messages per second (cold start, {} s settled, counted over {} s, seed {SEED}) and bully-core's heartbeat interval at each peer's traffic (the shortest, in whole µs, that is steady and within the peer's rate under seeds 1 to {FIT_SEEDS}):\n\n{}\n\
          Leader crash at equal traffic:\n\n{}\n\
          Partial partitions at equal traffic (N = 5; chained (3): N = 3), healed after 20 s:\n\n{}\n\
-         The scenarios with a hub at every placement of it (N = 5, {partition_seeds} seeds each; the table above places it as issue 12 did):\n\n{}",
+         The scenarios with a hub at every placement of it (N = 5, {partition_seeds} seeds each; the table above places it lowest, as the partial-partition table does):\n\n{}",
         SETTLE.as_secs(),
         SPAN.as_secs(),
         rates_table(sizes),

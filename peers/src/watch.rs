@@ -1,4 +1,4 @@
-//! A bully-core member watched for issue 25: the same `Node` as [`crate::bully`]
+//! A bully-core member watched closely: the same `Node` as [`crate::bully`]
 //! drives, whose events are kept rather than discarded, and whose heartbeats carry
 //! their send time so each follower's arrival trace can be replayed through other
 //! failure detectors ([`crate::suspicion`]).

@@ -1,4 +1,4 @@
-//! Issue 25's measurement checks itself: loss drops the share of messages it says,
+//! The detector comparison checks itself: loss drops the share of messages it says,
 //! jitter makes the share of messages late it says, a clean network gives no false
 //! suspicion, 30 % loss does under a fixed timeout (fewer under the default
 //! loss-adaptive one), and φ grows with the silence.

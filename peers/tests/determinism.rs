@@ -91,7 +91,7 @@ fn classic_bully_cold_start_costs_n_minus_one_the_highest_announcing_as_it_boots
             e.until_quiet.total_where(|k| !P::is_steady(k))
         }
     }
-    // The staggered start (issue 12) and the highest's announcement (issue 25):
+    // The staggered start and the highest's announcement:
     // one Coordinator to each other member, where the sources' model, every
     // member electing as it boots, costs N^2 - 1 = 99.
     assert_eq!(with_system(System::Bully, Cold), 10 - 1);

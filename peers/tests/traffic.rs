@@ -1,4 +1,4 @@
-//! Issue 25's rule: bully-core's heartbeat interval at a peer's traffic never sends
+//! The equal-traffic rule: bully-core's heartbeat interval at a peer's traffic never sends
 //! more per second in the steady state than the peer, and the cluster stays steady.
 
 use bully_core::Quorum;

@@ -45,6 +45,27 @@ pub enum Preemption {
 }
 
 /// Split-brain protection: how many members must stand behind a leader.
+///
+/// Without one the highest member that hears nobody above it leads at once;
+/// with one it leads only when enough members stand behind its claim:
+///
+/// ```
+/// use std::time::Instant;
+/// use bully_core::{Config, DurableState, Node, NodeId, Quorum, Role};
+/// let members = [NodeId(1), NodeId(2), NodeId(3)];
+/// let now = Instant::now();
+///
+/// let mut classic = Node::new(NodeId(3), members, Config::default())?;
+/// classic.start_election(now);
+/// assert_eq!(classic.role(), Role::Leader, "nobody above: it leads");
+///
+/// let majority = Config::default().with_quorum(Quorum::Majority);
+/// let state = DurableState::first_boot();
+/// let mut guarded = Node::with_durable_state(NodeId(3), members, majority, state)?;
+/// guarded.start_election(now);
+/// assert_ne!(guarded.role(), Role::Leader, "it waits for a second vote");
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

@@ -10,7 +10,8 @@
 
 use std::time::Duration;
 
-use super::{Node, modified};
+use super::Node;
+use super::collection::Ask;
 use crate::config::Algorithm;
 use crate::message::{NodeId, Term};
 use crate::stats::DropReason;
@@ -23,7 +24,7 @@ impl Node {
     pub(super) fn open_election(&mut self, now: Instant) {
         match self.config.algorithm() {
             Algorithm::Classic => self.classic_open_election(now),
-            Algorithm::Modified => self.modified_open_election(now, modified::Ask::Everyone),
+            Algorithm::Modified => self.modified_open_election(now, Ask::Everyone),
             Algorithm::Ring => self.ring_open_election(now),
         }
     }

@@ -32,38 +32,12 @@
 
 use crate::time::Instant;
 
+use super::collection::Ask;
 use super::connectivity::Backing;
 use super::{Node, Phase};
 use crate::message::{Message, NodeId, Term};
 use crate::stats::DropReason;
 use crate::timer::Timer;
-
-/// Whom a collecting step asks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Ask {
-    /// The initiator: every live member, raising their flags.
-    Everyone,
-    /// The chosen member's cross-check: only the live members above it.
-    Higher,
-}
-
-/// Modified Bully's state inside a [`Node`]: the collection of answers.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub(super) struct Collection {
-    /// The highest member that answered the running collection.
-    best_responder: Option<NodeId>,
-}
-
-impl Collection {
-    /// `member` left: it will not be told to take over. If nobody else above
-    /// answered, this node wins, and the chosen member's cross-check
-    /// (Soundarabai et al.) hands the leadership on if needed.
-    pub(super) fn forget(&mut self, member: NodeId) {
-        if self.best_responder == Some(member) {
-            self.best_responder = None;
-        }
-    }
-}
 
 impl Node {
     /// Opens a collecting step in the current term.
@@ -71,7 +45,7 @@ impl Node {
     /// docs/protocol.md: R31, modified Bully's shortcuts.
     pub(super) fn modified_open_election(&mut self, now: Instant, ask: Ask) {
         let term = self.term;
-        self.modified.best_responder = None;
+        self.modified.open();
         let higher_live = self
             .members
             .higher()
@@ -174,7 +148,7 @@ impl Node {
             return;
         }
         // "Only IDs greater than the stored ID can override the coordinator ID."
-        self.modified.best_responder = self.modified.best_responder.max(Some(from));
+        self.modified.answered_by(from);
         let top_live = self
             .members
             .higher()
@@ -200,7 +174,7 @@ impl Node {
         let Phase::Electing { term } = self.phase else {
             return;
         };
-        match self.modified.best_responder.take() {
+        match self.modified.close() {
             Some(chosen) => {
                 // Members above the chosen one that stayed silent are suspected.
                 for index in 0..self.members.higher().len() {

@@ -4,15 +4,11 @@
 //! output that says when a permit starts, is renewed and ends, and the safety
 //! core's state that the invariants read.
 
-mod published;
-
 use super::Node;
 use crate::config::Quorum;
 use crate::event::Role;
 use crate::permit::{Permit, PermitChange};
 use crate::time::Instant;
-
-pub(super) use published::Published;
 
 impl Node {
     /// Until when this node's own leadership is guaranteed exclusive: with a quorum

@@ -5,29 +5,12 @@
 //! docs/protocol.md, "What a member keeps", names the phases; the rules that
 //! decide *when* a node moves live with the inputs, and call one of these.
 
-use super::Node;
+use super::{Node, Phase};
 use crate::config::Preemption;
 use crate::event::{Event, FencingToken, Leader};
 use crate::message::Term;
 use crate::time::Instant;
 use crate::timer::Timer;
-
-/// Where a node is in the protocol. `Role` is the public summary of this.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Phase {
-    /// Following `Node::leader`, or waiting to hear of one.
-    Idle,
-    /// Sent Election in `term`, waiting for answers.
-    Electing { term: Term },
-    /// Answered by a higher member in `term`, waiting for its Coordinator.
-    AwaitingCoordinator { term: Term },
-    /// With a quorum: won `term`'s election, waiting for enough acknowledgements.
-    /// Without one: announced `term` at start, waiting a round trip for a sitting
-    /// leader to object (`announcement.rs`).
-    Claiming { term: Term },
-    /// The coordinator.
-    Leading,
-}
 
 impl Node {
     /// Runs an election of its own in `term` and waits for answers (or, the

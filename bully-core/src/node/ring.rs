@@ -34,61 +34,11 @@ use crate::timer::Timer;
 
 mod active_list;
 
-/// A token this node passed on and whose acknowledgement it awaits.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) struct PendingHop {
-    to: NodeId,
-    message: Message,
-}
-
-/// The ring's state inside a [`Node`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub(super) struct RingState {
-    /// The token passed on and not yet acknowledged.
-    hop: Option<PendingHop>,
-    /// The strongest `(term, initiator)` token passed on.
-    best: Option<(Term, NodeId)>,
-}
-
-impl RingState {
-    /// Whether the token in hand was last passed to `member`.
-    pub(super) fn handed_to(&self, member: NodeId) -> bool {
-        self.hop.as_ref().is_some_and(|hop| hop.to == member)
-    }
-
-    /// Drops the token in hand: an election of this node's own starts over.
-    pub(super) fn drop_hop(&mut self) {
-        self.hop = None;
-    }
-
-    /// `member` left the cluster: a token it started will never come back to it,
-    /// so the hop in hand is dropped (this node's own timeouts start over), and
-    /// otherwise it leaves the token's active list, so that nobody concludes it
-    /// leads.
-    pub(super) fn forget(&mut self, member: NodeId) {
-        let Some(hop) = self.hop.as_mut() else {
-            return;
-        };
-        match &mut hop.message {
-            Message::RingElection {
-                initiator, active, ..
-            } if *initiator != member => active.retain(|&id| id != member),
-            Message::RingCoordinator {
-                initiator,
-                leader,
-                active,
-                ..
-            } if *initiator != member && *leader != member => active.retain(|&id| id != member),
-            _ => self.hop = None,
-        }
-    }
-}
-
 impl Node {
     /// The initiator's first hop.
     pub(super) fn ring_open_election(&mut self, now: Instant) {
         let term = self.term;
-        self.ring.best = Some((term, self.id));
+        self.ring.note_pass(term, self.id);
         self.become_electing(term);
         let token = Message::RingElection {
             term,
@@ -143,7 +93,7 @@ impl Node {
             );
             return;
         }
-        if self.ring.best.is_some_and(|best| (term, initiator) < best) {
+        if self.ring.is_weaker(term, initiator) {
             // A weaker concurrent election: it stops here.
             self.drop_input(DropReason::Outdated);
             return;
@@ -153,7 +103,7 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
-        self.ring.best = Some((term, initiator));
+        self.ring.note_pass(term, initiator);
         // This node's leadership, or its own weaker election, gives way to the
         // newer pass; it takes part as any member does.
         self.give_way(now);
@@ -282,7 +232,7 @@ impl Node {
             return;
         };
         self.send(to, message.clone());
-        self.ring.hop = Some(PendingHop { to, message });
+        self.ring.hand_to(to, message);
         self.timers.set(
             Timer::RingHop,
             Self::after(now, self.timings.answer_timeout),
@@ -312,13 +262,7 @@ impl Node {
 
     /// Answer from `from`: the acknowledgement of a hop.
     pub(super) fn ring_on_answer(&mut self, from: NodeId, term: Term) {
-        let acknowledged = self
-            .ring
-            .hop
-            .as_ref()
-            .is_some_and(|hop| hop.to == from && hop.message.term() == term);
-        if acknowledged {
-            self.ring.hop = None;
+        if self.ring.acknowledge(from, term) {
             self.timers.stop(Timer::RingHop);
         } else {
             self.drop_input(DropReason::Outdated);
@@ -328,9 +272,9 @@ impl Node {
     /// The successor did not acknowledge: it is suspected, and the token goes to
     /// the next one.
     pub(super) fn ring_on_hop_timeout(&mut self, now: Instant) {
-        if let Some(hop) = self.ring.hop.take() {
-            self.members.suspect(hop.to);
-            self.ring_pass(now, hop.message);
+        if let Some((to, message)) = self.ring.take_hop() {
+            self.members.suspect(to);
+            self.ring_pass(now, message);
         }
     }
 

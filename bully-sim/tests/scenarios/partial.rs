@@ -57,7 +57,7 @@ fn with_a_quorum_the_highest_quorum_connected_member_leads_through_every_partial
                         );
                         assert!(report.expected.is_some(), "{what}");
                         assert_eq!(report.final_leader, report.expected, "{what}");
-                        // The goal of issue 12: a stable leader within 1 s of the cut (in
+                        // The goal: a stable leader within 1 s of the cut (in
                         // every seed, not only the median), 95 % of the window with one,
                         // terms +3 at most, one agreed leader within the failover bound
                         // after the heal.

@@ -1,7 +1,7 @@
 //! The quorum gate: no split brain under any partition, and what it costs.
 //!
 //! `BULLY_QUORUM_SEEDS` sets how many seeded fault schedules the sweep runs per
-//! algorithm (2,000 by default; CI runs 10,000; 100,000 for the README's full
+//! algorithm (2,000 by default; CI runs 10,000; 100,000 for CONTRIBUTING.md's full
 //! claim), taking the sweep's 69 configurations (members, quorum, preemption)
 //! in turn.
 //!

@@ -44,7 +44,7 @@ fn highest_term(sim: &Simulation, n: u64) -> Term {
 }
 
 /// Boots `n` members one at a time, in an order and with gaps drawn from
-/// `seed` (seed 0: in ascending order, as the README's walk-through), and
+/// `seed` (seed 0: in ascending order, as bully-agent's README walks through), and
 /// returns the highest term at the end, having checked that `n` leads and that
 /// no property broke.
 fn boot(algorithm: Algorithm, timings: &str, config: &Config, n: u64, seed: u64) -> Term {
@@ -71,7 +71,7 @@ fn boot(algorithm: Algorithm, timings: &str, config: &Config, n: u64, seed: u64)
         sim.violations()
     );
     let term = highest_term(&sim, n);
-    // N + 1: issue 25's fresh start votes as it boots (docs/correctness.md, 3.8).
+    // N + 1: a declared fresh start votes as it boots (docs/correctness.md, 3.8).
     assert!(term.0 <= n + 1, "{context}: term {term} after the boot");
     term
 }

@@ -319,6 +319,24 @@ mod tests {
     }
 
     #[test]
+    fn a_configuration_with_observers_runs_clean() {
+        // 5 watches and never leads; with observers_vote it counts toward
+        // the quorum, without, the quorum is a majority of 1 to 4.
+        let members = five_members();
+        for vote in [false, true] {
+            let config = users_config()
+                .with_observers([NodeId(5)])
+                .with_observers_vote(vote);
+            for seed in 0..ROUNDS {
+                cluster(&config, &members, &pseudo_random(seed, 512));
+            }
+        }
+    }
+
+    /// Inputs per configuration.
+    const ROUNDS: u64 = 16;
+
+    #[test]
     #[should_panic(expected = "Quorum::AtLeast(2) of 4 voters lets two sides")]
     fn a_quorum_of_half_the_voters_is_refused_at_once() {
         let members = [NodeId(1), NodeId(2), NodeId(3), NodeId(4)];

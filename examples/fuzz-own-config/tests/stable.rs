@@ -5,7 +5,8 @@
 //! is the project's own (`bully_fuzz::runner`, which `fuzz/stable` wraps).
 //!
 //! A crash is saved as `artifacts/my_config/crash-<sha1 of the input>`, where
-//! `cargo +nightly fuzz run my_config <file>` replays it, and so does
+//! `cargo +nightly fuzz run my_config <file>` replays it (here, with
+//! `--fuzz-dir .`), and so does
 //! `BULLY_FUZZ_REPLAY=<file> cargo test --no-default-features`.
 
 use std::path::{Path, PathBuf};

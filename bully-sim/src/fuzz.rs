@@ -48,7 +48,7 @@
 //! - `deadline:`: [`Node::poll_timeout`](bully_core::Node::poll_timeout) is
 //!   due exactly when a timer is or the permit's end has come, and after
 //!   `handle_timeout(now)` it lies after `now`.
-//! - `lease_until is`, `G6:`: a lease only on a leader with a quorum, never past
+//! - `lease_until`, `G6:`: a lease only on a leader with a quorum, never past
 //!   the send time of the latest request (claim or heartbeat round) a quorum
 //!   acknowledged plus [`Config::leader_lease`](bully_core::Config::leader_lease), and never moving back within
 //!   one leadership.

@@ -57,12 +57,26 @@ impl IndexMut<MessageKind> for MessageCounts {
 
 impl fmt::Debug for MessageCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("MessageCounts");
-        for (kind, count) in self.iter().filter(|&(_, count)| count > 0) {
-            out.field(kind.name(), &count);
-        }
-        out.finish()
+        debug_counted(
+            f,
+            "MessageCounts",
+            self.iter().map(|(kind, n)| (kind.name(), n)),
+        )
     }
+}
+
+/// `Name { label: count, .. }` over the counts that are not zero: a bare array
+/// of counters says nothing to whoever reads a log.
+fn debug_counted<'a>(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    counts: impl Iterator<Item = (&'a str, u64)>,
+) -> fmt::Result {
+    let mut out = f.debug_struct(name);
+    for (label, count) in counts.filter(|&(_, count)| count > 0) {
+        out.field(label, &count);
+    }
+    out.finish()
 }
 
 impl fmt::Display for MessageCounts {
@@ -173,11 +187,11 @@ impl DropCounts {
 
 impl fmt::Debug for DropCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("DropCounts");
-        for (reason, count) in self.iter().filter(|&(_, count)| count > 0) {
-            out.field(reason.name(), &count);
-        }
-        out.finish()
+        debug_counted(
+            f,
+            "DropCounts",
+            self.iter().map(|(reason, n)| (reason.name(), n)),
+        )
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use bully_core::{Config, DurableState, Event, Node, NodeId, Term};
+use bully_core::{Config, DurableState, Event, Message, Node, NodeId, Term};
 
 mod support;
 
@@ -64,6 +64,53 @@ fn a_node_at_the_last_term_never_leads_twice_with_one_token() {
     assert!(
         !events(&mut node).contains(&Event::BecameLeader { term: last }),
         "a second leadership with the token (MAX, 1)"
+    );
+}
+
+/// The start's announcement (without a quorum, the highest member announces
+/// the next term at once) at the end of the term space: process 3, the highest,
+/// announced the last term at its start and leads it. Started again (its
+/// driver restarted it without a new node), the next term is that same last
+/// term: a second announcement would open a second leadership with the token
+/// it already used, which storage could not tell apart. The start refuses, as
+/// the ordinary election does, and 3 goes on leading the one it has.
+#[test]
+fn the_highest_member_at_the_last_term_does_not_announce_it_twice() {
+    let now = Instant::now();
+    let last = Term(u64::MAX);
+    let state = DurableState {
+        term: Term(u64::MAX - 1),
+        vote: None,
+        first_boot: false,
+    };
+    let members = [NodeId(1), NodeId(2), NodeId(3)];
+    let mut three = Node::with_durable_state(NodeId(3), members, Config::default(), state).unwrap();
+    three.start(now);
+    let coordinators = |node: &mut Node| {
+        std::iter::from_fn(|| node.poll_transmit())
+            .filter(|transmit| matches!(transmit.message, Message::Coordinator { .. }))
+            .count()
+    };
+    assert_eq!(
+        coordinators(&mut three),
+        2,
+        "3 announces the last term to 1 and 2"
+    );
+    // Nobody objects within the wait: 3 leads the last term.
+    let waited = three.poll_timeout().expect("the wait for an objection");
+    three.handle_timeout(waited);
+    assert!(events(&mut three).contains(&Event::BecameLeader { term: last }));
+    three.start(waited + Duration::from_millis(1));
+    assert_eq!(
+        coordinators(&mut three),
+        0,
+        "a second announcement of the last term"
+    );
+    assert!(!events(&mut three).contains(&Event::BecameLeader { term: last }));
+    assert_eq!(
+        three.stats().elections_refused,
+        1,
+        "the start's election is refused"
     );
 }
 

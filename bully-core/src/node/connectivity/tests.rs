@@ -1,9 +1,12 @@
 //! Probes seen from one node: a probe asked for twice (the second request's
 //! purposes join the first's), the order of the Elections that waited for one,
-//! the start's quick re-probe, and how long a failed probe's verdict holds.
+//! the start's quick re-probe, and how long a failed probe's verdict holds;
+//! then `Connectivity` on its own: news that forgets a verdict, abstaining,
+//! and what ends a takeover.
 
 use std::time::Duration;
 
+use super::{Connectivity, Verdict};
 use crate::config::{Config, Preemption, Quorum};
 use crate::message::{Message, NodeId, Term};
 use crate::node::Node;
@@ -231,4 +234,90 @@ fn a_member_that_voted_for_a_lower_claim_follows_it_from_its_first_heartbeat() {
         "{sent:?}"
     );
     assert_eq!(node.leader().map(|leader| leader.id), Some(NodeId(1)));
+}
+
+// The owner type on its own: what each of its rules keeps or forgets.
+
+/// A verdict that 3 does not reach a quorum, reached at `at` from 1's reply.
+fn cut_off_verdict(at: Instant) -> Connectivity {
+    Connectivity {
+        verdict: Some(Verdict {
+            reaches_quorum: false,
+            at,
+        }),
+        verdict_heard: vec![NodeId(1)],
+        failures: 2,
+        quiet_until: Some(at + Duration::from_secs(1)),
+        ..Connectivity::default()
+    }
+}
+
+#[test]
+fn news_from_a_voter_the_verdict_did_not_hear_forgets_it_and_its_back_off() {
+    // 3 concluded, from 1's reply alone, that it does not reach a quorum. 1
+    // again, or an observer that does not vote, is no news; 2, a voter it did
+    // not hear then, is: a link may have healed, so 3 probes when it next
+    // needs to know, without waiting out its back-off.
+    let now = Instant::now();
+    let voters = |id: NodeId| id != NodeId(4);
+    let mut connectivity = cut_off_verdict(now);
+    connectivity.heard_from(NodeId(1), voters);
+    connectivity.heard_from(NodeId(4), voters);
+    assert_eq!(connectivity, cut_off_verdict(now), "no news");
+    connectivity.heard_from(NodeId(2), voters);
+    assert_eq!(connectivity.verdict, None);
+    assert_eq!(connectivity.verdict_heard, []);
+    assert_eq!(connectivity.quiet_until, None);
+    assert_eq!(connectivity.failures, 0);
+}
+
+#[test]
+fn a_verdict_that_reaches_a_quorum_is_no_news_to_forget() {
+    let now = Instant::now();
+    let mut connectivity = cut_off_verdict(now);
+    connectivity.verdict = Some(Verdict {
+        reaches_quorum: true,
+        at: now,
+    });
+    let before = connectivity.clone();
+    connectivity.heard_from(NodeId(2), |_| true);
+    assert_eq!(connectivity, before);
+}
+
+#[test]
+fn abstaining_forgoes_the_probes_stand_its_clearance_and_a_takeover() {
+    let now = Instant::now();
+    let mut node = Node::new(
+        NodeId(3),
+        (1..=4).map(NodeId),
+        Config::default().with_quorum(Quorum::Majority),
+    )
+    .unwrap();
+    node.connectivity.taking_over = true;
+    node.start_probe(now, true);
+    node.connectivity.cleared_until = Some(now + Duration::from_secs(1));
+    let connectivity = &mut node.connectivity;
+    connectivity.forgo_standing();
+    let probe = connectivity
+        .probe
+        .as_ref()
+        .expect("the probe goes on, to learn");
+    assert!(!probe.stand && !probe.takeover);
+    assert_eq!(connectivity.cleared_until, None);
+    assert!(!connectivity.is_taking_over());
+}
+
+#[test]
+fn only_accepting_a_higher_leader_ends_a_takeover() {
+    // 3 set out to take over from a lower leader: accepting 2 again (or
+    // itself) keeps it at that; accepting 4, above it, ends it.
+    let mut connectivity = Connectivity {
+        taking_over: true,
+        ..Connectivity::default()
+    };
+    connectivity.leader_accepted(NodeId(2), NodeId(3));
+    connectivity.leader_accepted(NodeId(3), NodeId(3));
+    assert!(connectivity.is_taking_over());
+    connectivity.leader_accepted(NodeId(4), NodeId(3));
+    assert!(!connectivity.is_taking_over());
 }

@@ -87,3 +87,33 @@ impl FailureDetector {
         self.loss.new_leadership();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! What a model checker compares: the loss window, not the memo.
+
+    use std::collections::hash_map::DefaultHasher;
+
+    use super::*;
+
+    fn hash_of(detector: &FailureDetector) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        detector.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn two_detectors_are_one_state_when_their_windows_match_whatever_they_cached() {
+        let cached = FailureDetector {
+            memo: Some((1, 0, Duration::from_millis(500))),
+            ..FailureDetector::default()
+        };
+        assert_eq!(cached, FailureDetector::default());
+        assert_eq!(hash_of(&cached), hash_of(&FailureDetector::default()));
+        // A round heard moves the window: another state.
+        let mut heard = FailureDetector::default();
+        assert!(heard.loss.heard_in_order(1));
+        assert_ne!(heard, FailureDetector::default());
+        assert_ne!(hash_of(&heard), hash_of(&FailureDetector::default()));
+    }
+}

@@ -721,3 +721,77 @@ fn a_node_that_is_its_own_quorum_among_observers_probes_nobody() {
         );
     }
 }
+
+/// Found reading the takeover's code: at the end of the term space, process 3
+/// (restored one term below it) hears process 2, a lower member, announce the
+/// last term. A takeover must out-rank 2's leadership with a newer term, and
+/// there is none: `Term::next` saturates, so 3 stood in the last term too and
+/// became its second leader, the tokens `(MAX, 2)` and `(MAX, 3)` both of one
+/// term. S4, "a term names one leadership", broken.
+///
+/// Expected: 3 refuses the takeover (counted in `elections_refused`) and
+/// follows 2; nothing that happens later while 2 leads (its heartbeats, 3's
+/// timers running out) makes 3 lead the last term, under every algorithm and
+/// quorum policy.
+#[test]
+fn a_higher_member_hearing_the_last_term_announced_follows_rather_than_lead_it_too() {
+    use bully_core::{Algorithm, Preemption, Quorum};
+    let last = Term(u64::MAX);
+    for algorithm in [Algorithm::Classic, Algorithm::Modified, Algorithm::Ring] {
+        for quorum in [None, Some(Quorum::Majority)] {
+            for preemption in [
+                Preemption::Always,
+                Preemption::AfterStable(Duration::from_millis(200)),
+            ] {
+                let case = format!("{algorithm:?}, {quorum:?}, {preemption:?}");
+                let mut config = Config::default()
+                    .with_algorithm(algorithm)
+                    .with_preemption(preemption);
+                if let Some(quorum) = quorum {
+                    config = config.with_quorum(quorum);
+                }
+                let state = DurableState {
+                    term: Term(u64::MAX - 1),
+                    vote: None,
+                    first_boot: false,
+                };
+                let members = [NodeId(1), NodeId(2), NodeId(3)];
+                let mut three =
+                    Node::with_durable_state(NodeId(3), members, config, state).unwrap();
+                let mut now = Instant::now();
+                three.handle_message(
+                    now,
+                    NodeId(2),
+                    Message::Coordinator {
+                        term: last,
+                        round: 0,
+                    },
+                );
+                let mut led = events(&mut three)
+                    .into_iter()
+                    .any(|event| matches!(event, Event::BecameLeader { .. }));
+                // 2 goes on leading: its heartbeats reach 3, and 3's timers run.
+                for round in 1..200u64 {
+                    now += Duration::from_millis(50);
+                    while let Some(deadline) = three.poll_timeout().filter(|at| *at <= now) {
+                        three.handle_timeout(deadline);
+                    }
+                    three.handle_message(now, NodeId(2), Message::Heartbeat { term: last, round });
+                    led |= events(&mut three)
+                        .into_iter()
+                        .any(|event| matches!(event, Event::BecameLeader { .. }));
+                }
+                assert!(!led, "{case}: 3 led the last term beside 2");
+                assert!(
+                    three.stats().elections_refused >= 1,
+                    "{case}: the takeover was not refused"
+                );
+                assert_eq!(
+                    three.leader().map(|leader| leader.id),
+                    Some(NodeId(2)),
+                    "{case}: 3 does not follow 2"
+                );
+            }
+        }
+    }
+}

@@ -88,6 +88,15 @@ impl Node {
             }
             return;
         }
+        if self.would_preempt(from) && term.next() == term {
+            // G3: a takeover stands in a term above the lower leadership's,
+            // and at the end of the term space there is none (`Term::next`
+            // saturates): it could only lead this term a second time. It
+            // follows instead.
+            self.stats.elections_refused += 1;
+            self.accept(now, token);
+            return;
+        }
         if self.quorum().is_some() && self.would_preempt(from) {
             self.preempt_when_connected(now, token);
             return;

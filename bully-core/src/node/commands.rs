@@ -179,7 +179,8 @@ impl Node {
     /// `None`, the next highest member, as any resignation does), which elects
     /// at once rather than after a leader timeout; and it abstains until
     /// `until` ([`abstain_until`](Node::abstain_until)), so that it does not
-    /// take the leadership back from a lower member in the meantime.
+    /// take the leadership back from a lower member in the meantime (an
+    /// `until` not after `now` asks for no abstention).
     ///
     /// The highest live member leads, so a hand-over to a member below another
     /// live one would only move the leadership to that one: it is refused
@@ -236,7 +237,12 @@ impl Node {
             }
         }
         self.handing_over_to = to;
-        Ok(self.abstain_until(now, until))
+        if until > now {
+            Ok(self.abstain_until(now, until))
+        } else {
+            // No abstention asked for: a plain step-down that names `to`.
+            Ok(self.step_down(now))
+        }
     }
 
     /// Tells the node that an external failure detector believes `member` has

@@ -140,6 +140,8 @@ impl Node {
         } else {
             // It yielded to a claim under way: the claimant elects already, and
             // the members keep their order for the case that its claim fails.
+            // A hand-over it had asked for is overtaken by that claim.
+            self.handing_over_to = None;
             self.send_resign_to_all(led, None);
         }
     }

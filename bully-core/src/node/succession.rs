@@ -148,7 +148,8 @@ impl Node {
 
     /// The live member above `to` (not this node) that would win the
     /// election a hand-over to `to` starts, if any: with a quorum, the
-    /// highest candidate that acknowledged this leadership's recent rounds
+    /// highest candidate that acknowledged this leadership's rounds sent a
+    /// round trip or more ago, or any of its requests while none is that old
     /// (it hears the leader, so it hears the election); without one, the
     /// highest candidate not suspected nor resigned.
     ///
@@ -156,7 +157,9 @@ impl Node {
     pub(super) fn outranking(&self, to: NodeId) -> Option<NodeId> {
         let above = |id: NodeId| id > to && id != self.id;
         if self.quorum().is_some() {
-            let due = self.latest.map_or(0, |now| self.round_due_by(now)).max(1);
+            // Request 0 when no round is a round trip old yet: any
+            // acknowledgement of this leadership (its votes) counts.
+            let due = self.latest.map_or(0, |now| self.round_due_by(now));
             self.members
                 .highest_candidate_acknowledging(self.id, due)
                 .filter(|&id| above(id))

@@ -33,6 +33,20 @@ pub struct Status {
     /// The configuration: reloads applied and refused.
     #[serde(default)]
     pub config: ConfigStatus,
+    /// Hand-overs asked of this node (`bully-agent handover`).
+    #[serde(default)]
+    pub handover: HandoverStatus,
+}
+
+/// The hand-overs asked of this node since its agent started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoverStatus {
+    /// Requests received (SIGUSR1).
+    pub requests: u64,
+    /// Requests carried out: the node stepped down naming its successor.
+    pub handed_over: u64,
+    /// What the last request did, or why it was refused.
+    pub last: Option<String>,
 }
 
 /// The configuration as the agent runs it.

@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 
 use crate::config::{ChildPolicy, NamesPolicy};
 use crate::resolve::{Book, Resolve};
-use crate::status::{ChildStatus, ConfigStatus, MemberStatus, Status};
+use crate::status::{ChildStatus, ConfigStatus, HandoverStatus, MemberStatus, Status};
 use crate::token::format_token;
 
 /// Shared by the run loop, the persist callback, a reload, the resolver and
@@ -32,6 +32,7 @@ pub struct View {
     /// When names are resolved again, as the last configuration loaded says.
     names: Mutex<NamesPolicy>,
     config: Mutex<ConfigStatus>,
+    handover: Mutex<HandoverStatus>,
 }
 
 impl View {
@@ -54,6 +55,7 @@ impl View {
             policy: Mutex::new(policy),
             names: Mutex::new(names),
             config: Mutex::new(config),
+            handover: Mutex::new(HandoverStatus::default()),
         }
     }
 
@@ -82,6 +84,11 @@ impl View {
     /// What the endpoint shows of the configuration.
     pub fn config(&self) -> ConfigStatus {
         lock(&self.config).clone()
+    }
+
+    /// Updates what the endpoint shows of hand-overs.
+    pub fn update_handover(&self, change: impl FnOnce(&mut HandoverStatus)) {
+        change(&mut lock(&self.handover));
     }
 
     /// A term the node persisted.
@@ -181,6 +188,7 @@ impl View {
                 .collect(),
             child: self.child(),
             config: self.config(),
+            handover: lock(&self.handover).clone(),
         })
     }
 }

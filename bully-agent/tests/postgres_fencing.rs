@@ -136,12 +136,13 @@ fn wait_for<T>(
 /// The agents' command: a script in the cluster's directory that runs the
 /// example job with this server's `psql` first on `PATH`. Not `exec`: the
 /// script leads the job's process group and names the cluster's directory,
-/// by which the cluster's cleanup finds the job.
+/// by which the cluster's cleanup finds the job. (A script's last command is
+/// not exec'd by bash: only a `bash -c` string's is.)
 fn write_job(cluster: &Cluster, db: &Postgres) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = cluster.dir().join("job");
     let script = format!(
-        "#!/bin/bash\nPATH='{}':\"$PATH\"\nbash '{}' '{}'\nexit\n",
+        "#!/bin/bash\nset -euo pipefail\nPATH='{}':\"$PATH\"\nbash '{}' '{}'\n",
         db.bin().display(),
         example_dir().join("fenced-writer.sh").display(),
         db.conninfo(DATABASE),

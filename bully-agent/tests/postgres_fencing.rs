@@ -1,7 +1,7 @@
 //! Fencing end to end, against a real PostgreSQL: three agents on 127.0.0.1 run
-//! `deploy/postgres/fenced-writer.sh`, which writes a row every 30 ms, each in
-//! one transaction that checks the job's `BULLY_FENCING_TOKEN` against the
-//! highest token the database has seen (`deploy/postgres/schema.sql`).
+//! `deploy/postgres/fenced-writer.sh`, which writes a row every 50 ms or so,
+//! each in one transaction that checks the job's `BULLY_FENCING_TOKEN` against
+//! the highest token the database has seen (`deploy/postgres/schema.sql`).
 //!
 //! The leader's agent, its supervisor and its job are frozen together
 //! (SIGSTOP, as a VM pause would) until another member leads and its job's

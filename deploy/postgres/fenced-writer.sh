@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A job for bully-agent that writes to PostgreSQL under its fencing token: a row
-# every 30 ms, each through fenced_write (schema.sql), which the database
-# refuses, in the write's own transaction, once a write with a newer token has
-# landed. A leader frozen past its lease that wakes and writes before its agent
+# A job for bully-agent that writes to PostgreSQL under its fencing token: a row,
+# then 30 ms' rest, again and again, each row through fenced_write (schema.sql),
+# which the database refuses, in the write's own transaction, once a write with
+# a newer token has landed. A leader frozen past its lease that wakes and writes before its agent
 # can stop it is refused: no row of the old leader follows one of the new.
 #
 # Usage, as the command of `bully-agent run`: fenced-writer.sh CONNINFO

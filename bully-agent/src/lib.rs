@@ -12,7 +12,8 @@
 //! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
 //!   the supervisor as subreaper ([`descendants`]).
 //! - [`backoff`]: runs that keep failing make the member step aside;
-//!   [`handover`]: a planned hand-over to a named member.
+//!   [`handover`]: a planned hand-over to a named member; [`health`]: a job
+//!   whose checks keep failing makes the member step aside too.
 //! - [`reload`]: SIGHUP reads the configuration again (members, keys, the
 //!   command's settings) without a restart; [`resolve`] keeps members' host
 //!   names resolved.
@@ -39,6 +40,7 @@ pub mod containment;
 pub mod descendants;
 pub mod error;
 pub mod handover;
+pub mod health;
 pub mod http;
 pub mod init;
 pub mod own_binary;

@@ -228,6 +228,10 @@ async fn serve(
         },
     ));
     view.update_child(|child| child.containment = containment.describe());
+    if settings.health.is_some() {
+        // The status says the checks are configured before the first runs.
+        view.update_health(|_| {});
+    }
     let mut failures = Failures::new(settings.child.failures);
     tracing::info!(
         node = %settings.id,
@@ -294,6 +298,7 @@ async fn serve(
             cluster: settings.cluster,
             command,
             containment,
+            health: settings.health.as_ref(),
         };
         match run.lead(&leadership, &shutdown, &mut failures).await {
             Outcome::Ended => continue,

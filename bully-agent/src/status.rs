@@ -36,6 +36,24 @@ pub struct Status {
     /// Hand-overs asked of this node (`bully-agent handover`).
     #[serde(default)]
     pub handover: HandoverStatus,
+    /// The job's health check on this node (`[health]`), if configured.
+    #[serde(default)]
+    pub health: Option<HealthStatus>,
+}
+
+/// The job's health checks on this node since its agent started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthStatus {
+    /// Checks run.
+    pub checks: u64,
+    /// Checks that failed.
+    pub failed: u64,
+    /// Failures in a row now (0 after a healthy check).
+    pub failures_in_a_row: u32,
+    /// Times this member stepped aside because the checks kept failing.
+    pub stepped_aside: u64,
+    /// Why the last failed check failed.
+    pub last_error: Option<String>,
 }
 
 /// The hand-overs asked of this node since its agent started.

@@ -12,7 +12,9 @@ use tokio::sync::broadcast;
 
 use crate::config::{ChildPolicy, NamesPolicy};
 use crate::resolve::{Book, Resolve};
-use crate::status::{ChildStatus, ConfigStatus, HandoverStatus, MemberStatus, Status};
+use crate::status::{
+    ChildStatus, ConfigStatus, HandoverStatus, HealthStatus, MemberStatus, Status,
+};
 use crate::token::format_token;
 
 /// Shared by the run loop, the persist callback, a reload, the resolver and
@@ -33,6 +35,8 @@ pub struct View {
     names: Mutex<NamesPolicy>,
     config: Mutex<ConfigStatus>,
     handover: Mutex<HandoverStatus>,
+    /// `None` without a `[health]` table.
+    health: Mutex<Option<HealthStatus>>,
 }
 
 impl View {
@@ -56,6 +60,7 @@ impl View {
             names: Mutex::new(names),
             config: Mutex::new(config),
             handover: Mutex::new(HandoverStatus::default()),
+            health: Mutex::new(None),
         }
     }
 
@@ -89,6 +94,12 @@ impl View {
     /// Updates what the endpoint shows of hand-overs.
     pub fn update_handover(&self, change: impl FnOnce(&mut HandoverStatus)) {
         change(&mut lock(&self.handover));
+    }
+
+    /// Updates what the endpoint shows of the job's health checks (and says
+    /// from then on that they are configured).
+    pub fn update_health(&self, change: impl FnOnce(&mut HealthStatus)) {
+        change(lock(&self.health).get_or_insert_with(HealthStatus::default));
     }
 
     /// A term the node persisted.
@@ -189,6 +200,7 @@ impl View {
             child: self.child(),
             config: self.config(),
             handover: lock(&self.handover).clone(),
+            health: lock(&self.health).clone(),
         })
     }
 }

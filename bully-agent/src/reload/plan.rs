@@ -11,7 +11,7 @@
 //! address, `algorithm`, `quorum`, `preemption`, every `[timing]` value and the
 //! lease margin they and `child.grace_ms` imply (the node and its driver are
 //! built with them), `child.containment` and `child.cgroup_parent` (the job's
-//! container is prepared at start). Restart the agent to change them.
+//! container is prepared at start), and the `[health]` table. Restart the agent to change them.
 
 use std::time::Duration;
 
@@ -105,6 +105,7 @@ fn fixed(running: &Settings, new: &Settings) -> Result<(), ConfigError> {
     same!("algorithm", a.algorithm(), b.algorithm());
     same!("quorum", a.quorum(), b.quorum());
     same!("preemption", a.preemption(), b.preemption());
+    same!("health", &running.health, &new.health);
     same!(
         "timing.heartbeat_ms",
         ms(a.heartbeat_interval()),

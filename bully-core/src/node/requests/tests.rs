@@ -17,7 +17,10 @@ fn an_acknowledgement_names_a_request_only_if_it_was_sent_in_its_term() {
     assert_eq!(requests.open(now, Term(3)), (1, false));
     assert!(requests.was_sent(Term(3), 0));
     assert!(requests.was_sent(Term(3), 1));
-    assert!(!requests.was_sent(Term(3), 2), "the next request was not sent yet");
+    assert!(
+        !requests.was_sent(Term(3), 2),
+        "the next request was not sent yet"
+    );
     assert!(!requests.was_sent(Term(2), 0), "another term's");
 }
 
@@ -35,7 +38,10 @@ fn a_quorum_for_a_request_already_backing_the_lease_does_not_move_it() {
     let mut requests = Requests::default();
     let now = Instant::now();
     requests.open(now, Term(1));
-    assert!(requests.count_ack(0, 0, 1, LEASE), "the first quorum moves it");
+    assert!(
+        requests.count_ack(0, 0, 1, LEASE),
+        "the first quorum moves it"
+    );
     assert_eq!(requests.lease_until(), Some(now + LEASE));
     assert!(
         !requests.count_ack(0, 0, 1, LEASE),
@@ -58,7 +64,16 @@ fn a_member_that_left_takes_back_its_acknowledgements_up_to_its_latest_only() {
     assert!(requests.has(0, 2) && requests.has(1, 2) && requests.has(2, 1));
     // The first leaves: 0 and 1 lose its acknowledgement, 2 keeps the other's.
     requests.uncount(1);
-    assert!(!requests.has(0, 2), "request 0 still counts the member that left");
-    assert!(!requests.has(1, 2), "request 1 still counts the member that left");
-    assert!(requests.has(2, 1), "request 2 lost an acknowledgement it never had");
+    assert!(
+        !requests.has(0, 2),
+        "request 0 still counts the member that left"
+    );
+    assert!(
+        !requests.has(1, 2),
+        "request 1 still counts the member that left"
+    );
+    assert!(
+        requests.has(2, 1),
+        "request 2 lost an acknowledgement it never had"
+    );
 }

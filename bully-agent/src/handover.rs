@@ -16,18 +16,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bully_core::NodeId;
 use bully_tokio::CancellationToken;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::config;
-use crate::reload::command::find_agent;
-use crate::status::{HandoverStatus, fetch};
+use crate::reload::command::ask_agent;
+use crate::status::HandoverStatus;
 use crate::view::View;
 
 /// The request's file name inside the data directory.
@@ -35,9 +33,6 @@ pub const REQUEST_FILE: &str = "handover.request";
 
 /// How long the old leader abstains unless told otherwise.
 pub const DEFAULT_ABSTAIN: Duration = Duration::from_secs(600);
-
-/// How long `handover` waits for the agent's endpoint to report the outcome.
-pub const WAIT: Duration = Duration::from_secs(10);
 
 /// What `bully-agent handover` asks of the running agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,46 +131,26 @@ fn millis(duration: Duration) -> u64 {
 /// `bully-agent handover`: writes the request, signals the agent, and reports
 /// what its endpoint says (0: handed over; 1: refused, or no answer).
 pub fn command(config_path: &Path, to: Option<u64>, abstain: Duration) -> Result<i32, String> {
-    let data_dir = config::read_data_dir(config_path).map_err(|error| error.to_string())?;
-    let pid = find_agent(&data_dir)?;
-    let endpoint = config::read_listen(config_path)
-        .map_err(|error| error.to_string())?
-        .map(|address| address.to_string());
-    let before = endpoint
-        .as_deref()
-        .and_then(|endpoint| fetch(endpoint).ok())
-        .map(|status| status.handover);
     let request = Request {
         to,
         abstain_ms: millis(abstain),
     };
-    let path = data_dir.join(REQUEST_FILE);
-    let partial = data_dir.join(format!("{REQUEST_FILE}.new"));
-    let text = serde_json::to_string(&request).map_err(|error| error.to_string())?;
-    std::fs::write(&partial, text)
-        .and_then(|()| std::fs::rename(&partial, &path))
-        .map_err(|error| format!("{}: {error}", path.display()))?;
-    let agent =
-        Pid::from_raw(i32::try_from(pid).map_err(|_| format!("pid {pid} is out of range"))?);
-    kill(agent, Signal::SIGUSR1)
-        .map_err(|error| format!("cannot signal the agent (pid {pid}): {error}"))?;
-    let (Some(endpoint), Some(before)) = (endpoint, before) else {
-        println!("asked bully-agent (pid {pid}) to hand over; its log says what it did");
-        return Ok(0);
+    let write_request = |data_dir: &Path| {
+        let path = data_dir.join(REQUEST_FILE);
+        let partial = data_dir.join(format!("{REQUEST_FILE}.new"));
+        let text = serde_json::to_string(&request).map_err(|error| error.to_string())?;
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|error| format!("{}: {error}", path.display()))
     };
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        let Ok(now) = fetch(&endpoint) else { continue };
-        if let Some(verdict) = outcome(&before, &now.handover) {
-            return verdict;
-        }
-    }
-    Err(format!(
-        "asked bully-agent (pid {pid}) to hand over, but its endpoint {endpoint} reported \
-         nothing within {} s: see its log",
-        WAIT.as_secs()
-    ))
+    ask_agent(
+        config_path,
+        Signal::SIGUSR1,
+        write_request,
+        |status| status.handover.clone(),
+        outcome,
+        "its log says what it did",
+    )
 }
 
 /// What the endpoint's change from `before` to `now` says, once it says

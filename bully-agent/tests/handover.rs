@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use support::child_log::Line;
-use support::cluster::{AGENT, Cluster, Options, Ports, Timing};
+use support::cluster::{AGENT, Cluster, Options, Timing};
 
 /// A 1 s grace period and a 2.5 s leader timeout.
 const TIMING: Timing = Timing::GRACE_OF_A_SECOND;
@@ -26,15 +26,7 @@ const STOP_MS: u64 = 300;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn three() -> Cluster {
-    let mut cluster = Cluster::configure(Options {
-        size: 3,
-        timing: TIMING,
-        relay: false,
-        other_secret: None,
-        missing_command: None,
-        child_settings: "",
-        ports: Ports::Ephemeral,
-    });
+    let mut cluster = Cluster::configure(Options::plain(3, TIMING));
     for id in [3, 2, 1] {
         cluster.set_job_stop_ms(id, STOP_MS);
         cluster.spawn(id);

@@ -10,7 +10,7 @@ mod support;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use support::cluster::{Cluster, Options, Ports, Timing};
+use support::cluster::{Cluster, Options, Timing};
 
 const TIMING: Timing = Timing::FAST;
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -18,15 +18,7 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// Three agents whose `[health]` check runs `script` (with `sh -c`, the
 /// cluster's directory as `$0`).
 fn three(script: &str, failures: u32, backoff_ms: u64) -> Cluster {
-    let mut cluster = Cluster::configure(Options {
-        size: 3,
-        timing: TIMING,
-        relay: false,
-        other_secret: None,
-        missing_command: None,
-        child_settings: "",
-        ports: Ports::Ephemeral,
-    });
+    let mut cluster = Cluster::configure(Options::plain(3, TIMING));
     let dir = cluster.dir().display().to_string();
     for id in cluster.ids() {
         // After the [[members]] array: a table of its own.

@@ -297,6 +297,23 @@ pub(crate) struct Options {
     pub(crate) ports: Ports,
 }
 
+impl Options {
+    /// `size` members with `timing`, and nothing else: no relay, one secret,
+    /// every command installed, the `[child]` table as `timing` writes it,
+    /// ephemeral ports.
+    pub(crate) fn plain(size: u64, timing: Timing) -> Options {
+        Options {
+            size,
+            timing,
+            relay: false,
+            other_secret: None,
+            missing_command: None,
+            child_settings: "",
+            ports: Ports::Ephemeral,
+        }
+    }
+}
+
 /// One member.
 #[derive(Debug)]
 struct Node {

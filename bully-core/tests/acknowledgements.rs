@@ -437,3 +437,53 @@ fn a_member_that_voted_for_another_in_a_term_elects_in_a_new_one_when_it_stands_
     );
     assert_eq!(node.stats().elections_refused, 0);
 }
+
+/// 4 leads 1..=4 with a majority (it needs two acknowledgements besides its
+/// own) and sends round 1; only 3 acknowledges it. 3 is then removed: with
+/// three members 4 needs one acknowledgement, and 3's no longer counts, so
+/// round 1 was not acknowledged by a quorum and round 2 comes a round trip
+/// after it, not a heartbeat interval.
+#[test]
+fn an_acknowledgement_from_a_member_removed_since_backs_no_round() {
+    let t = Instant::now();
+    let mut node = support::first_boot(4, ids(1..=4), majority());
+    node.start_election(t);
+    // Probes and the claim are answered by 1 and 2 until 4 leads.
+    let mut rounds = Vec::new();
+    while node.role() != Role::Leader {
+        let sent = drain(&mut node);
+        assert!(!sent.is_empty(), "4 waits for nothing");
+        for transmit in sent {
+            let reply = match transmit.message {
+                Message::Probe { term } => Message::ProbeReply {
+                    term,
+                    leader: None,
+                    cut_off: false,
+                },
+                Message::Coordinator { term, round } => Message::Ack { term, round },
+                _ => continue,
+            };
+            if transmit.to != NodeId(3) {
+                node.handle_message(t, transmit.to, reply);
+            }
+        }
+    }
+    for transmit in drain(&mut node) {
+        if let Message::Heartbeat { term, round } = transmit.message {
+            rounds.push((term, round));
+        }
+    }
+    let (term, round) = rounds[0];
+    node.handle_message(t + ms(10), NodeId(3), Message::Ack { term, round });
+    node.remove_member(t + ms(10), NodeId(3)).unwrap();
+    let config = majority();
+    let next = node.poll_timeout().expect("the next round");
+    assert_eq!(next, t + config.heartbeat_interval(), "round 2 is due on time");
+    node.handle_timeout(next);
+    drain(&mut node);
+    assert_eq!(
+        node.poll_timeout(),
+        Some(next + config.round_trip()),
+        "round 1 counts 3's acknowledgement, which left with 3"
+    );
+}

@@ -478,12 +478,47 @@ fn an_acknowledgement_from_a_member_removed_since_backs_no_round() {
     node.remove_member(t + ms(10), NodeId(3)).unwrap();
     let config = majority();
     let next = node.poll_timeout().expect("the next round");
-    assert_eq!(next, t + config.heartbeat_interval(), "round 2 is due on time");
+    assert_eq!(
+        next,
+        t + config.heartbeat_interval(),
+        "round 2 is due on time"
+    );
     node.handle_timeout(next);
     drain(&mut node);
     assert_eq!(
         node.poll_timeout(),
         Some(next + config.round_trip()),
         "round 1 counts 3's acknowledgement, which left with 3"
+    );
+}
+
+/// 3 claims term 5 at t, and 1's vote comes so late that the lease it gives
+/// (a leader lease from t) would end within a round trip: 3 asks again
+/// rather than lead. Nothing of that lease may run out while 3 only claims:
+/// its next deadline is the new ask's, not the lease's end.
+#[test]
+fn a_claimant_whose_votes_came_late_keeps_no_lease_timer() {
+    let (mut node, claimed) = claiming_3_in_term_5();
+    let config = majority();
+    let lease_end = claimed + config.leader_lease();
+    let late = lease_end - config.round_trip() / 2;
+    node.handle_message(late, NodeId(1), ack(5, 0));
+    assert_eq!(
+        node.role(),
+        Role::Candidate,
+        "3 does not lead on a lease this short"
+    );
+    assert_eq!(
+        drain(&mut node),
+        to_1_and_2(Message::Coordinator {
+            term: Term(5),
+            round: 1
+        }),
+        "3 asks again"
+    );
+    assert!(
+        node.poll_timeout().is_some_and(|next| next > lease_end),
+        "a deadline at the lease's end while 3 only claims: {:?}",
+        node.poll_timeout()
     );
 }

@@ -3,7 +3,8 @@
 //! follower promises when it acknowledges, how a leader paces its rounds
 //! while acknowledgements go missing, and when a term is spent for a member
 //! (it voted in it for another, or led it), so that its next election runs in
-//! a new one.
+//! a new one; and, the other way round, which Elections held for a probe a
+//! member answers once its claim speaks for it.
 //!
 //! The fault sweeps check that no two members lead at once; these stories pin
 //! the bookkeeping underneath, which a sweep rarely tells apart (a stale vote
@@ -520,5 +521,52 @@ fn a_claimant_whose_votes_came_late_keeps_no_lease_timer() {
         node.poll_timeout().is_some_and(|next| next > lease_end),
         "a deadline at the lease's end while 3 only claims: {:?}",
         node.poll_timeout()
+    );
+}
+
+/// Process 3 hears Elections from 1 and then 2 while it has no verdict on
+/// its connectivity: it probes first, and holds both. The probe says it
+/// reaches a quorum: it answers the newest, 2's, and stands itself; its
+/// claim, to 1 and 2, tells 1 more than an answer would, so 1's Election
+/// gets none (one input, one message per member).
+#[test]
+fn elections_held_for_a_probe_are_answered_newest_first_and_a_claim_ends_the_answers() {
+    let t = Instant::now();
+    let mut node = support::first_boot(3, ids(1..=3), majority());
+    node.handle_message(t, NodeId(1), Message::Election { term: Term(1) });
+    let probes = drain(&mut node);
+    assert!(
+        probes
+            .iter()
+            .all(|transmit| matches!(transmit.message, Message::Probe { .. })),
+        "3 probes before it answers: {probes:?}"
+    );
+    node.handle_message(t, NodeId(2), Message::Election { term: Term(1) });
+    assert_eq!(drain(&mut node), [], "held, as the first");
+    let outdated_before = outdated(&node);
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(t + ms(1), NodeId(from), reply);
+    }
+    let sent = drain(&mut node);
+    let answers: Vec<NodeId> = sent
+        .iter()
+        .filter(|transmit| matches!(transmit.message, Message::Answer { .. }))
+        .map(|transmit| transmit.to)
+        .collect();
+    assert_eq!(answers, [NodeId(2)], "{sent:?}");
+    assert!(
+        sent.iter().any(|transmit| transmit.to == NodeId(1)
+            && matches!(transmit.message, Message::Coordinator { .. })),
+        "3 claims: {sent:?}"
+    );
+    assert_eq!(
+        outdated(&node),
+        outdated_before + 1,
+        "1's Election is left unanswered"
     );
 }

@@ -20,3 +20,46 @@ fn a_promise_runs_until_its_end_and_not_at_it() {
     votes.hold(until);
     assert!(votes.held(until - Duration::from_nanos(1)) && !votes.held(until));
 }
+
+/// A claim deferred for process 2 is dropped when 2 leaves, not when another
+/// member does, and forgotten once a vote was cast.
+#[test]
+fn a_deferred_claim_goes_with_its_claimant_or_a_vote() {
+    let mut votes = Votes::default();
+    votes.defer(NodeId(2), Term(4), 0);
+    assert!(
+        !votes.drop_deferred_of(NodeId(3)),
+        "3 had no claim deferred"
+    );
+    assert!(votes.has_deferred());
+    assert!(votes.drop_deferred_of(NodeId(2)));
+    assert!(!votes.has_deferred());
+    votes.defer(NodeId(2), Term(4), 0);
+    votes.clear_deferred();
+    assert!(!votes.has_deferred());
+}
+
+/// A leadership that ended under a resign delay owes its `Resign` until it
+/// is sent.
+#[test]
+fn a_resign_is_owed_until_taken() {
+    let mut votes = Votes::default();
+    assert!(!votes.owes_resign());
+    votes.owe_resign(Term(3), NodeId(3));
+    assert!(votes.owes_resign());
+    assert_eq!(votes.take_owed_resign(), Some((Term(3), NodeId(3))));
+    assert!(!votes.owes_resign());
+}
+
+/// A restored state's vote replaces the node's own only if it is of a newer
+/// term: a vote of the same term for another member would be a second vote
+/// in that term (G3, G11).
+#[test]
+fn a_restored_vote_of_the_same_term_does_not_replace_the_one_cast() {
+    let mut votes = Votes::default();
+    votes.cast(Term(5), NodeId(1));
+    votes.restore(Some((Term(5), NodeId(2))), false, false);
+    assert_eq!(votes.vote(), Some((Term(5), NodeId(1))));
+    votes.restore(Some((Term(6), NodeId(2))), false, false);
+    assert_eq!(votes.vote(), Some((Term(6), NodeId(2))));
+}

@@ -127,7 +127,7 @@ started=$SECONDS
 first=$(one_leader none 60)
 echo "before: exactly one member leads, per Prometheus: $first ($((SECONDS - started)) s after start)"
 rules=$(curl -sf "http://127.0.0.1:$prom_port/api/v1/rules" | python3 -c 'import json,sys; g=json.load(sys.stdin)["data"]["groups"]; print(sum(1 for x in g for r in x["rules"] if r["health"]=="ok"))')
-echo "Prometheus loaded $rules alert rules, all healthy"
+echo "Prometheus loaded $rules rules (alerts and a recording rule), all healthy"
 [ "$rules" = 7 ]
 
 # client-go's gauge: one series per agent, labelled with the default lease

@@ -6,21 +6,23 @@
 //!
 //! Each run also reads the endpoints: the witness says it is one
 //! (`/leader`, `/healthz`, `bully_witness`), and client-go's
-//! `leader_election_master_status{name=...}` is 1 on the leader only.
+//! `leader_election_master_status{name=...}` is 1 on the leader only. And the
+//! command line: a command given to the witness, or none to a machine, is
+//! refused; `check` names the witnesses.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
 use support::child_log::Kind;
-use support::cluster::{CLUSTER_ID, Cluster, Options, Ports, Timing};
+use support::cluster::{AGENT, CLUSTER_ID, Cluster, Options, Ports, Timing};
 
 const TIMING: Timing = Timing::FAST;
 const WITNESS: u64 = 3;
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// Members 1 and 2, and witness 3, started (the witness first, with no command).
-fn two_machines_and_a_witness() -> Cluster {
+/// Members 1 and 2, and witness 3, configured; nothing started.
+fn configured() -> Cluster {
     let mut cluster = Cluster::configure(Options {
         size: 3,
         timing: TIMING,
@@ -31,6 +33,12 @@ fn two_machines_and_a_witness() -> Cluster {
         ports: Ports::Ephemeral,
     });
     cluster.make_witness(WITNESS);
+    cluster
+}
+
+/// Members 1 and 2, and witness 3, started (the witness first, with no command).
+fn two_machines_and_a_witness() -> Cluster {
+    let mut cluster = configured();
     for id in [3, 2, 1] {
         cluster.spawn(id);
     }
@@ -188,4 +196,41 @@ fn without_the_witness_the_surviving_machine_does_not_lead() {
     assert_eq!(second.token.leader.0, survivor, "{}", cluster.all_logs());
     assert_witness_follows(&cluster, survivor);
     assert_no_job_on_the_witness(&cluster);
+}
+
+/// `bully-agent ARGS`: its exit code and stderr (stdout too, for `check`).
+fn agent(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let output = std::process::Command::new(AGENT)
+        .args(args)
+        .output()
+        .expect("run bully-agent");
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), text)
+}
+
+#[test]
+fn a_command_on_the_witness_and_none_on_a_machine_are_refused() {
+    let cluster = configured();
+    let witness = cluster.config_path(WITNESS).as_os_str();
+    let machine = cluster.config_path(1).as_os_str();
+    let (code, text) = agent(&[
+        "run".as_ref(),
+        "--config".as_ref(),
+        witness,
+        "--".as_ref(),
+        "true".as_ref(),
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("node 3 is a witness"), "{text}");
+    let (code, text) = agent(&["run".as_ref(), "--config".as_ref(), machine]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("only a witness runs none"), "{text}");
+    // `check` names the witnesses, on a machine and on the witness.
+    let (code, text) = agent(&["check".as_ref(), "--config".as_ref(), machine]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("witnesses [3]: they vote"), "{text}");
+    let (code, text) = agent(&["check".as_ref(), "--config".as_ref(), witness]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("witnesses [3]: this node is one"), "{text}");
 }

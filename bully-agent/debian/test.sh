@@ -42,7 +42,7 @@ echo "installed: $version"
 for file in /usr/bin/bully-agent /usr/lib/systemd/system/bully-agent.service \
   /etc/bully-agent/cluster.toml /etc/bully-agent/job \
   /usr/share/man/man1/bully-agent.1.gz /usr/share/man/man1/bully-agent-reload.1.gz \
-  /usr/share/man/man1/bully-agent-init.1.gz \
+  /usr/share/man/man1/bully-agent-init.1.gz /usr/share/man/man1/bully-agent-handover.1.gz \
   /usr/share/doc/bully-agent/copyright /usr/share/doc/bully-agent/examples/cluster.example.toml; do
   [ -e "$file" ] || fail "$file is missing"
 done

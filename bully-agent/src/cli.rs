@@ -59,13 +59,16 @@ THE COMMAND
   cgroup or under a subreaper (child.containment).
 
 SIGNALS
-  SIGTERM, SIGINT: stop the command, resign, exit 0. SIGHUP: reload.
+  SIGTERM, SIGINT: stop the command, resign naming the next highest member
+  (which elects at once: a hand-over), exit 0. SIGHUP: reload. SIGUSR1:
+  hand over (bully-agent handover).
 
 FILES
   /etc/bully-agent/cluster.toml   the configuration (Debian package)
   DATA_DIR/state.json             term, vote, incarnation, a declared first
                                   boot (never edit it; init writes the first)
   DATA_DIR/agent.pid              the running agent's pid (bully-agent reload)
+  DATA_DIR/handover.request       a hand-over's target (bully-agent handover)
   DATA_DIR/lock                   keeps a second agent out
   DATA_DIR/job-cgroup             the job's cgroup while it runs
 
@@ -186,6 +189,24 @@ pub enum Command {
         /// The configuration file the agent runs with.
         #[arg(long, short)]
         config: PathBuf,
+    },
+    /// Hand the job over: the running agent (this machine's, the leader) stops
+    /// it, and the member named, or the next highest, starts it without
+    /// waiting for a leader timeout. With `listen` set, waits for the agent's
+    /// verdict (status 1 if it refused: it does not lead, or a live member
+    /// above the one named would lead instead).
+    Handover {
+        /// The configuration file the agent runs with.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// The member to hand over to (default: the next highest).
+        #[arg(long)]
+        to: Option<u64>,
+        /// How long this member then stays out of the elections, in
+        /// milliseconds (under `preemption = "always"` it takes the job back
+        /// afterwards).
+        #[arg(long, default_value_t = 600_000)]
+        for_ms: u64,
     },
     /// Becomes the command, killed if its supervisor dies (started by `supervise`).
     #[command(hide = true)]

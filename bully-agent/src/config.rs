@@ -24,6 +24,9 @@
 //! failure_limit = 3           # quick failures in a row before stepping aside
 //! containment = "auto"        # the job's process tree: auto | cgroup | subreaper
 //!
+//! [health]                    # optional: see `health`
+//! command = ["/usr/local/bin/check-job"]
+//!
 //! [[members]]
 //! id = 1
 //! address = "10.0.0.1:7070"   # IPv4, [IPv6]:port, or host:port (resolved while running)
@@ -43,6 +46,7 @@ use serde::Deserialize;
 use crate::error::ConfigError;
 
 mod child;
+mod health;
 mod members;
 mod secret;
 #[cfg(test)]
@@ -52,10 +56,12 @@ pub use child::{
     ChildPolicy, ContainmentMode, ContainmentSetting, FailurePolicy, MIN_BACKOFF, MIN_GRACE,
     MIN_RESTART_DELAY, OnExit,
 };
+pub use health::{HealthCheck, HealthPolicy, MIN_HEALTH_INTERVAL};
 pub use members::{Address, MIN_RESOLVE_INTERVAL, Member, NamesPolicy};
 pub use secret::{CREDENTIALS_DIRECTORY, KeySecret, MAX_KEYS, MIN_DISTINCT_BYTES, SINGLE_KEY_ID};
 
 use child::ChildSection;
+use health::HealthSection;
 use members::{MemberEntry, NamesSection, check_members, witnesses};
 use secret::{KeyEntry, SecretSource, read_keys};
 
@@ -89,6 +95,7 @@ struct File {
     child: ChildSection,
     #[serde(default)]
     names: NamesSection,
+    health: Option<HealthSection>,
     members: Vec<MemberEntry>,
 }
 
@@ -210,6 +217,8 @@ pub struct Settings {
     pub child: ChildPolicy,
     /// How the child's process tree is held.
     pub containment: ContainmentSetting,
+    /// The job's health check, if any (`[health]`).
+    pub health: Option<HealthPolicy>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -228,6 +237,7 @@ impl std::fmt::Debug for Settings {
             .field("names", &self.names)
             .field("child", &self.child)
             .field("containment", &self.containment)
+            .field("health", &self.health)
             .finish()
     }
 }
@@ -449,6 +459,7 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
     }
 
     let names = file.names.check()?;
+    let health = file.health.map(HealthSection::check).transpose()?;
     let keys = read_keys(
         &SecretSource {
             file: file.secret_file.as_deref(),
@@ -474,6 +485,7 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         names,
         child,
         containment,
+        health,
     })
 }
 

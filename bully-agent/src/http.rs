@@ -157,6 +157,14 @@ async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
     counter!("bully_config_reloads_total", "result" => "applied").absolute(status.config.reloads);
     counter!("bully_config_reloads_total", "result" => "refused").absolute(status.config.refused);
     gauge!("bully_config_signing_key").set(f64::from(status.config.signing_key));
+    if let Some(health) = &status.health {
+        counter!("bully_health_checks_total", "result" => "ok")
+            .absolute(health.checks - health.failed);
+        counter!("bully_health_checks_total", "result" => "failed").absolute(health.failed);
+        gauge!("bully_health_failures_in_a_row").set(f64::from(health.failures_in_a_row));
+        counter!("bully_health_step_asides_total").absolute(health.stepped_aside);
+    }
+    counter!("bully_handovers_total").absolute(status.handover.handed_over);
     (
         [("content-type", "text/plain; version=0.0.4")],
         endpoint.metrics.render(),
@@ -270,6 +278,23 @@ fn describe() {
     describe_counter!(
         "bully_config_reloads_total",
         "Configuration reloads, by result (applied, refused)"
+    );
+    describe_counter!(
+        "bully_health_checks_total",
+        "The job's health checks on this node, by result (ok, failed)"
+    );
+    describe_gauge!(
+        "bully_health_failures_in_a_row",
+        Unit::Count,
+        "The job's health checks failed in a row now"
+    );
+    describe_counter!(
+        "bully_health_step_asides_total",
+        "Times this member stepped aside because the job's health checks kept failing"
+    );
+    describe_counter!(
+        "bully_handovers_total",
+        "Hand-overs this node carried out (bully-agent handover)"
     );
     describe_gauge!(
         "bully_config_signing_key",

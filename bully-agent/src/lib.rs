@@ -11,7 +11,9 @@
 //! - [`run`]: the daemon: the node, the command under a [`supervisor`], signals.
 //! - [`containment`]: the job's whole process tree, in a [`cgroup`] or under
 //!   the supervisor as subreaper ([`descendants`]).
-//! - [`backoff`]: runs that keep failing make the member step aside.
+//! - [`backoff`]: runs that keep failing make the member step aside;
+//!   [`handover`]: a planned hand-over to a named member; [`health`]: a job
+//!   whose checks keep failing makes the member step aside too.
 //! - [`reload`]: SIGHUP reads the configuration again (members, keys, the
 //!   command's settings) without a restart; [`resolve`] keeps members' host
 //!   names resolved.
@@ -37,6 +39,8 @@ pub mod config;
 pub mod containment;
 pub mod descendants;
 pub mod error;
+pub mod handover;
+pub mod health;
 pub mod http;
 pub mod init;
 pub mod own_binary;

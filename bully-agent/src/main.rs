@@ -6,6 +6,7 @@
 //! bully-agent status --config cluster.toml
 //! bully-agent check --config cluster.toml
 //! bully-agent reload --config cluster.toml
+//! bully-agent handover --config cluster.toml [--to ID]
 //! ```
 
 use std::ffi::OsString;
@@ -42,6 +43,9 @@ fn main() -> ExitCode {
         } => start(&config, id, &log, secret, command),
         Command::Init { config, id } => bully_agent::init::init(&config, id),
         Command::Reload { config } => bully_agent::reload::command::reload(&config),
+        Command::Handover { config, to, for_ms } => {
+            bully_agent::handover::command(&config, to, Duration::from_millis(for_ms))
+        }
         Command::Status {
             config,
             endpoint,

@@ -14,8 +14,9 @@
 //! its command at once too, but frees its followers' promises only a resign
 //! delay later (`Config::with_resign_delay`, set to the lease margin), so the
 //! higher member cannot lead while the old command may still run. SIGTERM or
-//! SIGINT stop the command first, then the node, which resigns so that the
-//! others elect at once. SIGHUP reloads the configuration ([`crate::reload`]);
+//! SIGINT stop the command first, then the node, which resigns naming the next
+//! highest member, which elects at once: a hand-over, as SIGUSR1 asks for one
+//! while the agent stays ([`crate::handover`]). SIGHUP reloads the configuration ([`crate::reload`]);
 //! members' host names are kept resolved meanwhile ([`crate::resolve`]).
 
 mod lead;
@@ -65,6 +66,7 @@ pub async fn run_with(
 ) -> Result<i32, String> {
     // First: a reload sent while the agent starts must not end it.
     let hangups = crate::reload::hangups().map_err(|error| format!("SIGHUP: {error}"))?;
+    let handovers = crate::handover::requests().map_err(|error| format!("SIGUSR1: {error}"))?;
     if settings.config.quorum() == Quorum::None {
         tracing::warn!(
             "quorum = \"none\": a leader cut off from the others keeps running the command \
@@ -97,7 +99,7 @@ pub async fn run_with(
         &command,
         &data,
         &containment,
-        (signals, hangups),
+        (signals, hangups, handovers),
         resolver,
     )
     .await;
@@ -112,7 +114,11 @@ async fn serve(
     command: &[OsString],
     data: &DataDir,
     containment: &Containment,
-    (signals, hangups): (Signals, tokio::signal::unix::Signal),
+    (signals, hangups, handovers): (
+        Signals,
+        tokio::signal::unix::Signal,
+        tokio::signal::unix::Signal,
+    ),
     resolver: Arc<dyn Resolve>,
 ) -> Result<i32, String> {
     let stored = match data.load().map_err(|error| error.to_string())? {
@@ -224,6 +230,10 @@ async fn serve(
         },
     ));
     view.update_child(|child| child.containment = containment.describe());
+    if settings.health.is_some() {
+        // The status says the checks are configured before the first runs.
+        view.update_health(|_| {});
+    }
     let mut failures = Failures::new(settings.child.failures);
     tracing::info!(
         node = %settings.id,
@@ -251,6 +261,12 @@ async fn serve(
             settings.clone(),
             view.clone(),
             resolver.clone(),
+            background.clone(),
+        )),
+        tokio::spawn(crate::handover::serve(
+            handovers,
+            settings.data_dir.clone(),
+            view.clone(),
             background.clone(),
         )),
         tokio::spawn(view::maintain_names(
@@ -284,6 +300,7 @@ async fn serve(
             cluster: settings.cluster,
             command,
             containment,
+            health: settings.health.as_ref(),
         };
         match run.lead(&leadership, &shutdown, &mut failures).await {
             Outcome::Ended => continue,

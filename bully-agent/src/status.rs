@@ -33,6 +33,38 @@ pub struct Status {
     /// The configuration: reloads applied and refused.
     #[serde(default)]
     pub config: ConfigStatus,
+    /// Hand-overs asked of this node (`bully-agent handover`).
+    #[serde(default)]
+    pub handover: HandoverStatus,
+    /// The job's health check on this node (`[health]`), if configured.
+    #[serde(default)]
+    pub health: Option<HealthStatus>,
+}
+
+/// The job's health checks on this node since its agent started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthStatus {
+    /// Checks run.
+    pub checks: u64,
+    /// Checks that failed.
+    pub failed: u64,
+    /// Failures in a row now (0 after a healthy check).
+    pub failures_in_a_row: u32,
+    /// Times this member stepped aside because the checks kept failing.
+    pub stepped_aside: u64,
+    /// Why the last failed check failed.
+    pub last_error: Option<String>,
+}
+
+/// The hand-overs asked of this node since its agent started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoverStatus {
+    /// Requests received (SIGUSR1).
+    pub requests: u64,
+    /// Requests carried out: the node stepped down naming its successor.
+    pub handed_over: u64,
+    /// What the last request did, or why it was refused.
+    pub last: Option<String>,
 }
 
 /// The configuration as the agent runs it.

@@ -12,7 +12,9 @@ use tokio::sync::broadcast;
 
 use crate::config::{ChildPolicy, NamesPolicy};
 use crate::resolve::{Book, Resolve};
-use crate::status::{ChildStatus, ConfigStatus, MemberStatus, Status};
+use crate::status::{
+    ChildStatus, ConfigStatus, HandoverStatus, HealthStatus, MemberStatus, Status,
+};
 use crate::token::format_token;
 
 /// Shared by the run loop, the persist callback, a reload, the resolver and
@@ -32,6 +34,9 @@ pub struct View {
     /// When names are resolved again, as the last configuration loaded says.
     names: Mutex<NamesPolicy>,
     config: Mutex<ConfigStatus>,
+    handover: Mutex<HandoverStatus>,
+    /// `None` without a `[health]` table.
+    health: Mutex<Option<HealthStatus>>,
 }
 
 impl View {
@@ -54,6 +59,8 @@ impl View {
             policy: Mutex::new(policy),
             names: Mutex::new(names),
             config: Mutex::new(config),
+            handover: Mutex::new(HandoverStatus::default()),
+            health: Mutex::new(None),
         }
     }
 
@@ -82,6 +89,17 @@ impl View {
     /// What the endpoint shows of the configuration.
     pub fn config(&self) -> ConfigStatus {
         lock(&self.config).clone()
+    }
+
+    /// Updates what the endpoint shows of hand-overs.
+    pub fn update_handover(&self, change: impl FnOnce(&mut HandoverStatus)) {
+        change(&mut lock(&self.handover));
+    }
+
+    /// Updates what the endpoint shows of the job's health checks (and says
+    /// from then on that they are configured).
+    pub fn update_health(&self, change: impl FnOnce(&mut HealthStatus)) {
+        change(lock(&self.health).get_or_insert_with(HealthStatus::default));
     }
 
     /// A term the node persisted.
@@ -181,6 +199,8 @@ impl View {
                 .collect(),
             child: self.child(),
             config: self.config(),
+            handover: lock(&self.handover).clone(),
+            health: lock(&self.health).clone(),
         })
     }
 }

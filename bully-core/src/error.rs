@@ -15,6 +15,19 @@ pub enum CommandError {
     /// The id is already a member.
     #[error("node {0} is already a member")]
     AlreadyMember(NodeId),
+    /// The member named may never lead: an observer (a witness) does not stand.
+    #[error("node {0} is an observer and never leads")]
+    NotCandidate(NodeId),
+    /// A hand-over to `to` would not make it leader: `by`, a live member
+    /// above it, would win the election that follows (the highest live
+    /// member leads). Hand over to `by`, or with no member named.
+    #[error("node {by} is above node {to} and live: it would lead instead")]
+    Outranked {
+        /// The member the hand-over named.
+        to: NodeId,
+        /// The live member above it.
+        by: NodeId,
+    },
     /// The membership the command would leave is not one the configuration can
     /// run (a quorum it cannot meet, nobody who may stand).
     #[error("the membership would be invalid: {0}")]

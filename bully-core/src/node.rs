@@ -164,6 +164,9 @@ pub struct Node {
     /// absent from elections, so it neither answers nor joins one until it accepts
     /// a new leader or its own leader timeout fires.
     abstaining: bool,
+    /// The member a hand-over named (`Node::hand_over`), until the `Resign` it
+    /// owes names it.
+    handing_over_to: Option<NodeId>,
     /// When this node last announced its leadership (to tell a member that missed
     /// the announcement from one whose Election crossed it).
     announced_at: Option<Instant>,
@@ -208,6 +211,7 @@ impl Node {
             stats: _,
             latest,
             abstaining,
+            handing_over_to,
             announced_at,
             pending_election,
             modified,
@@ -224,7 +228,8 @@ impl Node {
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
-            (events, latest, abstaining, announced_at, pending_election),
+            (events, latest, abstaining, handing_over_to, announced_at),
+            (pending_election,),
             (modified, ring, votes, requests, detector),
             (connectivity,),
         )
@@ -290,6 +295,7 @@ impl Node {
             latest: None,
             announced_at: None,
             abstaining: false,
+            handing_over_to: None,
             pending_election: None,
             modified: collection::Collection::default(),
             ring: ring_state::RingState::default(),

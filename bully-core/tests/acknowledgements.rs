@@ -3,7 +3,8 @@
 //! follower promises when it acknowledges, how a leader paces its rounds
 //! while acknowledgements go missing, and when a term is spent for a member
 //! (it voted in it for another, or led it), so that its next election runs in
-//! a new one.
+//! a new one; and, the other way round, which Elections held for a probe a
+//! member answers once its claim speaks for it.
 //!
 //! The fault sweeps check that no two members lead at once; these stories pin
 //! the bookkeeping underneath, which a sweep rarely tells apart (a stale vote
@@ -436,4 +437,136 @@ fn a_member_that_voted_for_another_in_a_term_elects_in_a_new_one_when_it_stands_
         to_1_2_and_4(Message::Election { term: Term(2) })
     );
     assert_eq!(node.stats().elections_refused, 0);
+}
+
+/// 4 leads 1..=4 with a majority (it needs two acknowledgements besides its
+/// own) and sends round 1; only 3 acknowledges it. 3 is then removed: with
+/// three members 4 needs one acknowledgement, and 3's no longer counts, so
+/// round 1 was not acknowledged by a quorum and round 2 comes a round trip
+/// after it, not a heartbeat interval.
+#[test]
+fn an_acknowledgement_from_a_member_removed_since_backs_no_round() {
+    let t = Instant::now();
+    let mut node = support::first_boot(4, ids(1..=4), majority());
+    node.start_election(t);
+    // Probes and the claim are answered by 1 and 2 until 4 leads.
+    let mut rounds = Vec::new();
+    while node.role() != Role::Leader {
+        let sent = drain(&mut node);
+        assert!(!sent.is_empty(), "4 waits for nothing");
+        for transmit in sent {
+            let reply = match transmit.message {
+                Message::Probe { term } => Message::ProbeReply {
+                    term,
+                    leader: None,
+                    cut_off: false,
+                },
+                Message::Coordinator { term, round } => Message::Ack { term, round },
+                _ => continue,
+            };
+            if transmit.to != NodeId(3) {
+                node.handle_message(t, transmit.to, reply);
+            }
+        }
+    }
+    for transmit in drain(&mut node) {
+        if let Message::Heartbeat { term, round } = transmit.message {
+            rounds.push((term, round));
+        }
+    }
+    let (term, round) = rounds[0];
+    node.handle_message(t + ms(10), NodeId(3), Message::Ack { term, round });
+    node.remove_member(t + ms(10), NodeId(3)).unwrap();
+    let config = majority();
+    let next = node.poll_timeout().expect("the next round");
+    assert_eq!(
+        next,
+        t + config.heartbeat_interval(),
+        "round 2 is due on time"
+    );
+    node.handle_timeout(next);
+    drain(&mut node);
+    assert_eq!(
+        node.poll_timeout(),
+        Some(next + config.round_trip()),
+        "round 1 counts 3's acknowledgement, which left with 3"
+    );
+}
+
+/// 3 claims term 5 at t, and 1's vote comes so late that the lease it gives
+/// (a leader lease from t) would end within a round trip: 3 asks again
+/// rather than lead. Nothing of that lease may run out while 3 only claims:
+/// its next deadline is the new ask's, not the lease's end.
+#[test]
+fn a_claimant_whose_votes_came_late_keeps_no_lease_timer() {
+    let (mut node, claimed) = claiming_3_in_term_5();
+    let config = majority();
+    let lease_end = claimed + config.leader_lease();
+    let late = lease_end - config.round_trip() / 2;
+    node.handle_message(late, NodeId(1), ack(5, 0));
+    assert_eq!(
+        node.role(),
+        Role::Candidate,
+        "3 does not lead on a lease this short"
+    );
+    assert_eq!(
+        drain(&mut node),
+        to_1_and_2(Message::Coordinator {
+            term: Term(5),
+            round: 1
+        }),
+        "3 asks again"
+    );
+    assert!(
+        node.poll_timeout().is_some_and(|next| next > lease_end),
+        "a deadline at the lease's end while 3 only claims: {:?}",
+        node.poll_timeout()
+    );
+}
+
+/// Process 3 hears Elections from 1 and then 2 while it has no verdict on
+/// its connectivity: it probes first, and holds both. The probe says it
+/// reaches a quorum: it answers the newest, 2's, and stands itself; its
+/// claim, to 1 and 2, tells 1 more than an answer would, so 1's Election
+/// gets none (one input, one message per member).
+#[test]
+fn elections_held_for_a_probe_are_answered_newest_first_and_a_claim_ends_the_answers() {
+    let t = Instant::now();
+    let mut node = support::first_boot(3, ids(1..=3), majority());
+    node.handle_message(t, NodeId(1), Message::Election { term: Term(1) });
+    let probes = drain(&mut node);
+    assert!(
+        probes
+            .iter()
+            .all(|transmit| matches!(transmit.message, Message::Probe { .. })),
+        "3 probes before it answers: {probes:?}"
+    );
+    node.handle_message(t, NodeId(2), Message::Election { term: Term(1) });
+    assert_eq!(drain(&mut node), [], "held, as the first");
+    let outdated_before = outdated(&node);
+    for from in [1, 2] {
+        let reply = Message::ProbeReply {
+            term: Term(0),
+            leader: None,
+            cut_off: false,
+        };
+        node.handle_message(t + ms(1), NodeId(from), reply);
+    }
+    let sent = drain(&mut node);
+    let answers: Vec<NodeId> = sent
+        .iter()
+        .filter(|transmit| matches!(transmit.message, Message::Answer { .. }))
+        .map(|transmit| transmit.to)
+        .collect();
+    assert_eq!(answers, [NodeId(2)], "{sent:?}");
+    assert!(
+        sent.iter().any(|transmit| transmit.to == NodeId(1)
+            && matches!(transmit.message, Message::Coordinator { .. })),
+        "3 claims: {sent:?}"
+    );
+    assert_eq!(
+        outdated(&node),
+        outdated_before + 1,
+        "1's Election is left unanswered"
+    );
 }

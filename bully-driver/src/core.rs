@@ -130,6 +130,20 @@ impl DriverCore {
         self.node.abstain_until(now, until)
     }
 
+    /// Hands the leadership over ([`Node::hand_over`]) to `to`, or to the next
+    /// highest member, abstaining for `abstain` from `now` (as
+    /// [`abstain_for`](Self::abstain_for) reads a duration past the clock's
+    /// range: none).
+    pub fn hand_over(
+        &mut self,
+        now: Instant,
+        to: Option<NodeId>,
+        abstain: Duration,
+    ) -> Result<bool, bully_core::CommandError> {
+        let until = now.checked_add(abstain).unwrap_or(now);
+        self.node.hand_over(now, to, until)
+    }
+
     /// Carries out a membership or key change on the node and on the
     /// transport's `peers` ([`apply`]).
     pub fn change<P: Peers + ?Sized>(

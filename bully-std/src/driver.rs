@@ -34,6 +34,12 @@ pub(crate) enum Input {
         duration: Duration,
         reply: mpsc::Sender<bool>,
     },
+    /// `Handle::hand_over`.
+    HandOver {
+        to: Option<NodeId>,
+        abstain: Duration,
+        reply: mpsc::Sender<Result<bool, CommandError>>,
+    },
     /// `Handle::suspect`.
     Suspect {
         member: NodeId,
@@ -211,6 +217,14 @@ impl<T: Transport> Driver<T> {
                     let stepped_down = self.core.abstain_for(now, duration);
                     reply = Some(Reply::StepDown(to, stepped_down));
                 }
+                Some(Input::HandOver {
+                    to: member,
+                    abstain,
+                    reply: to,
+                }) => {
+                    let result = self.core.hand_over(now, member, abstain);
+                    reply = Some(Reply::HandOver(to, result));
+                }
                 Some(Input::Suspect { member, reply: to }) => {
                     let result = self.core.node_mut().suspect(now, member);
                     reply = Some(Reply::Suspect(to, result));
@@ -244,6 +258,9 @@ impl<T: Transport> Driver<T> {
                 }
                 Some(Reply::WorkStopped(to)) => {
                     let _ = to.send(());
+                }
+                Some(Reply::HandOver(to, result)) => {
+                    let _ = to.send(result);
                 }
                 Some(Reply::Suspect(to, result)) => {
                     let _ = to.send(result);
@@ -296,6 +313,10 @@ impl<T: Transport> Driver<T> {
 enum Reply {
     StepDown(mpsc::Sender<bool>, bool),
     WorkStopped(mpsc::Sender<()>),
+    HandOver(
+        mpsc::Sender<Result<bool, CommandError>>,
+        Result<bool, CommandError>,
+    ),
     Suspect(
         mpsc::Sender<Result<(), CommandError>>,
         Result<(), CommandError>,

@@ -264,6 +264,23 @@ impl Handle {
         self.request(Input::AbstainFor { duration, reply }, answer)
     }
 
+    /// A planned hand-over ([`Node::hand_over`](bully_core::Node::hand_over)):
+    /// a leader steps down, its `Resign` names `to` (or, with `None`, the
+    /// next highest member), which elects at once rather than after a leader
+    /// timeout, and it abstains for `abstain` so that it does not take the
+    /// leadership back. The permit ends first, as for any step-down.
+    /// `Ok(Ok(false))` when this node does not lead; `Ok(Err(..))` when the
+    /// node refuses the member named (itself, a stranger, an observer, or one
+    /// a live member above it would beat).
+    pub fn hand_over(
+        &self,
+        to: Option<NodeId>,
+        abstain: Duration,
+    ) -> Result<Result<bool, CommandError>, DriverError> {
+        let (reply, answer) = mpsc::channel();
+        self.request(Input::HandOver { to, abstain, reply }, answer)
+    }
+
     /// Tells the node that an external failure detector believes `member` has
     /// failed ([`Node::suspect`](bully_core::Node::suspect)).
     pub fn suspect(&self, member: NodeId) -> Result<Result<(), CommandError>, DriverError> {

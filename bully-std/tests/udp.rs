@@ -278,3 +278,56 @@ fn a_fourth_member_added_through_the_handles_is_elected_then_removed_and_sent_no
     assert_eq!(handles[0].leader().map(|l| l.id), Some(NodeId(3)));
     four.shutdown().unwrap();
 }
+
+/// A planned hand-over: 3 leads three members with a majority and hands over
+/// to 2, which leads without anyone waiting out a leader timeout (the timeout
+/// here is longer than the test's patience), while 3 stays out.
+#[test]
+fn process_3_hands_over_to_2_without_a_leader_timeout() {
+    use bully_core::{CommandError, DurableState, Quorum};
+    let leader_timeout = Duration::from_secs(60);
+    let config = Config::default()
+        .with_heartbeat_interval(Duration::from_millis(50))
+        .with_leader_timeout(leader_timeout)
+        .with_max_message_delay(Duration::from_millis(10))
+        .with_quorum(Quorum::Majority);
+    let (sockets, book) = sockets();
+    let handles: Vec<Handle> = MEMBERS
+        .iter()
+        .zip(sockets)
+        .map(|(&id, socket)| {
+            // A declared first boot votes at once, rather than a follower
+            // lease (a minute here) after its start.
+            let node =
+                Node::with_durable_state(id, MEMBERS, config.clone(), DurableState::first_boot())
+                    .unwrap();
+            bully_std::spawn(node, transport(id, socket, &book, 1))
+        })
+        .collect();
+    let first = wait_for_leader_id(&handles[2].leader_watch(), NodeId(3), Term(0));
+    let (one, three) = (&handles[0], &handles[2]);
+
+    assert_eq!(one.hand_over(None, leader_timeout).unwrap(), Ok(false));
+    assert_eq!(
+        three.hand_over(Some(NodeId(1)), leader_timeout).unwrap(),
+        Err(CommandError::Outranked {
+            to: NodeId(1),
+            by: NodeId(2)
+        })
+    );
+    assert_eq!(three.leader().map(|l| l.id), Some(NodeId(3)));
+
+    assert_eq!(
+        three.hand_over(Some(NodeId(2)), leader_timeout).unwrap(),
+        Ok(true)
+    );
+    // `WAIT` is half the leader timeout: 2 leads without one.
+    for handle in &handles {
+        wait_for_leader_id(&handle.leader_watch(), NodeId(2), first);
+    }
+    let stats = three.stats().unwrap();
+    assert_eq!(stats.node.sent[MessageKind::Resign], 2, "3 told 1 and 2");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_ne!(three.stats().unwrap().role, Role::Leader, "3 abstains");
+    assert_eq!(three.leader().map(|l| l.id), Some(NodeId(2)));
+}

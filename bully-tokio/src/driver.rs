@@ -27,6 +27,11 @@ pub(crate) enum Command {
     StepDown(oneshot::Sender<bool>),
     WorkStopped(oneshot::Sender<()>),
     AbstainFor(Duration, oneshot::Sender<bool>),
+    HandOver(
+        Option<NodeId>,
+        Duration,
+        oneshot::Sender<Result<bool, CommandError>>,
+    ),
     Suspect(NodeId, oneshot::Sender<Result<(), CommandError>>),
     Stats(oneshot::Sender<DriverStats>),
     LastHeard(oneshot::Sender<BTreeMap<NodeId, Duration>>),
@@ -208,6 +213,11 @@ impl<T: Transport> Driver<T> {
                 let stepped = self.core.abstain_for(now(), duration);
                 self.flush().await;
                 let _ = reply.send(stepped);
+            }
+            Command::HandOver(to, abstain, reply) => {
+                let result = self.core.hand_over(now(), to, abstain);
+                self.flush().await;
+                let _ = reply.send(result);
             }
             Command::Suspect(member, reply) => {
                 let result = self.core.node_mut().suspect(now(), member);

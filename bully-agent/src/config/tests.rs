@@ -522,3 +522,61 @@ fn the_lease_name_defaults_to_the_cluster_and_is_checked() {
         assert!(message.contains("`lease_name`"), "{bad}: {message}");
     }
 }
+
+#[test]
+fn the_health_table_is_read_with_its_defaults_and_every_mistake_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = |table: &str| format!("{THREE}\n{}", table.trim());
+    let settings = load(&write(dir.path(), THREE)).unwrap();
+    assert_eq!(settings.health, None, "no table, no check");
+    let settings = load(&write(
+        dir.path(),
+        &with("[health]\ncommand = [\"/bin/check\", \"-q\"]"),
+    ))
+    .unwrap();
+    assert_eq!(
+        settings.health,
+        Some(HealthPolicy {
+            check: HealthCheck::Command(vec!["/bin/check".into(), "-q".into()]),
+            interval: Duration::from_secs(5),
+            timeout: Duration::from_secs(2),
+            failures: 3,
+            backoff: Duration::from_secs(60),
+        })
+    );
+    let cases = [
+        ("[health]\ninterval_ms = 1000", "`health`"),
+        ("[health]\ncommand = []", "`health.command`"),
+        (
+            "[health]\ncommand = [\"c\"]\nurl = \"http://127.0.0.1/\"",
+            "`health`",
+        ),
+        ("[health]\nurl = \"https://example.com/\"", "`health.url`"),
+        (
+            "[health]\ncommand = [\"c\"]\ninterval_ms = 50\ntimeout_ms = 10",
+            "`health.interval_ms`",
+        ),
+        (
+            "[health]\ncommand = [\"c\"]\ninterval_ms = 1000\ntimeout_ms = 2000",
+            "`health.timeout_ms`",
+        ),
+        (
+            "[health]\ncommand = [\"c\"]\nfailures = 0",
+            "`health.failures`",
+        ),
+        (
+            "[health]\ncommand = [\"c\"]\nbackoff_ms = 10",
+            "`health.backoff_ms`",
+        ),
+        (
+            "[health]\ncommand = [\"c\"]\nretries = 2",
+            "unknown field `retries`",
+        ),
+    ];
+    for (table, expected) in cases {
+        let error = load(&write(dir.path(), &with(table)))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{table:?}: {error}");
+    }
+}

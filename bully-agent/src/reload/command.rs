@@ -74,6 +74,29 @@ pub fn find_agent(data_dir: &Path) -> Result<u32, String> {
 /// `bully-agent reload`: signals the agent, and reports what its endpoint says
 /// (0: applied; 1: refused, or no answer).
 pub fn reload(config_path: &Path) -> Result<i32, String> {
+    ask_agent(
+        config_path,
+        Signal::SIGHUP,
+        |_| Ok(()),
+        |status| status.config.clone(),
+        outcome,
+        "its log says whether it applied the file",
+    )
+}
+
+/// Sends `signal` to the agent running with `config_path`'s `data_dir`,
+/// once `prepare` has done what the signal reads (given the data directory),
+/// and, when `listen` is set, waits (at most [`WAIT`]) for its endpoint's
+/// view of the request, `part` of its status, to change from what it was
+/// into an `outcome`. Without `listen`, says that `log_says` and returns 0.
+pub fn ask_agent<T>(
+    config_path: &Path,
+    signal: Signal,
+    prepare: impl FnOnce(&Path) -> Result<(), String>,
+    part: impl Fn(&crate::status::Status) -> T,
+    outcome: impl Fn(&T, &T) -> Option<Result<i32, String>>,
+    log_says: &str,
+) -> Result<i32, String> {
     let data_dir: PathBuf =
         config::read_data_dir(config_path).map_err(|error| error.to_string())?;
     let pid = find_agent(&data_dir)?;
@@ -83,28 +106,26 @@ pub fn reload(config_path: &Path) -> Result<i32, String> {
     let before = endpoint
         .as_deref()
         .and_then(|endpoint| fetch(endpoint).ok())
-        .map(|status| status.config);
+        .map(|status| part(&status));
+    prepare(&data_dir)?;
     let agent =
         Pid::from_raw(i32::try_from(pid).map_err(|_| format!("pid {pid} is out of range"))?);
-    kill(agent, Signal::SIGHUP)
-        .map_err(|error| format!("cannot signal the agent (pid {pid}): {error}"))?;
+    kill(agent, signal).map_err(|error| format!("cannot signal the agent (pid {pid}): {error}"))?;
     let (Some(endpoint), Some(before)) = (endpoint, before) else {
-        println!(
-            "sent SIGHUP to bully-agent (pid {pid}); its log says whether it applied the file"
-        );
+        println!("sent {signal} to bully-agent (pid {pid}); {log_says}");
         return Ok(0);
     };
     let deadline = Instant::now() + WAIT;
     while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
         let Ok(now) = fetch(&endpoint) else { continue };
-        if let Some(verdict) = outcome(&before, &now.config) {
+        if let Some(verdict) = outcome(&before, &part(&now)) {
             return verdict;
         }
     }
     Err(format!(
-        "sent SIGHUP to bully-agent (pid {pid}), but its endpoint {endpoint} reported no \
-         reload within {} s: see its log",
+        "sent {signal} to bully-agent (pid {pid}), but its endpoint {endpoint} reported \
+         nothing within {} s: see its log",
         WAIT.as_secs()
     ))
 }

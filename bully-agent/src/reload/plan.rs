@@ -11,7 +11,7 @@
 //! address, `algorithm`, `quorum`, `preemption`, every `[timing]` value and the
 //! lease margin they and `child.grace_ms` imply (the node and its driver are
 //! built with them), `child.containment` and `child.cgroup_parent` (the job's
-//! container is prepared at start). Restart the agent to change them.
+//! container is prepared at start), and the `[health]` table. Restart the agent to change them.
 
 use std::time::Duration;
 
@@ -108,6 +108,7 @@ fn fixed(running: &Settings, new: &Settings) -> Result<(), ConfigError> {
     same!("members.witness", a.observers(), b.observers());
     same!("lease_name", &running.lease_name, &new.lease_name);
     same!("preemption", a.preemption(), b.preemption());
+    same!("health", &running.health, &new.health);
     same!(
         "timing.heartbeat_ms",
         ms(a.heartbeat_interval()),

@@ -9,7 +9,7 @@ use bully_tokio::{CancellationToken, Permit};
 
 use crate::backoff::{Failures, Verdict};
 use crate::child::{Report, Supervised};
-use crate::config::OnExit;
+use crate::config::{HealthPolicy, OnExit};
 use crate::containment::Containment;
 use crate::token::format_token;
 use crate::view::View;
@@ -34,6 +34,8 @@ enum Stop {
     LeaseLapsed,
     Shutdown,
     Exited(i32),
+    /// The job's health check failed `health.failures` times in a row.
+    Unhealthy(String),
 }
 
 /// What one leadership's runs of the command need.
@@ -42,6 +44,7 @@ pub(super) struct Run<'a> {
     pub(super) cluster: bully_core::wire::ClusterId,
     pub(super) command: &'a [OsString],
     pub(super) containment: &'a Containment,
+    pub(super) health: Option<&'a HealthPolicy>,
 }
 
 impl Run<'_> {
@@ -105,7 +108,8 @@ impl Run<'_> {
                 }
             });
             restarting = false;
-            let (stop, code) = watch(&mut child, view, leadership, shutdown).await;
+            let health = self.health.map(|policy| (policy, self.cluster.0));
+            let (stop, code) = watch(&mut child, view, leadership, shutdown, health).await;
             self.containment.after_run(cgroup).await;
             // The whole job has stopped: a resignation or vote the node keeps
             // back while it may still be stopping (its resign delay) can go now.
@@ -133,6 +137,18 @@ impl Run<'_> {
                     continue;
                 }
                 Stop::Shutdown => return Outcome::Shutdown,
+                Stop::Unhealthy(error) => {
+                    let backoff = self.health.map_or(Duration::ZERO, |policy| policy.backoff);
+                    tracing::warn!(
+                        %error,
+                        backoff_ms = u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+                        "the job's health check kept failing: the job is stopped; stepping \
+                         aside so that another member runs it, until the back-off ends"
+                    );
+                    view.update_health(|status| status.stepped_aside += 1);
+                    self.abstain(backoff).await;
+                    return Outcome::Ended;
+                }
                 Stop::Exited(_) => tracing::info!(code, "the command exited"),
             }
             if policy.on_exit == OnExit::Exit {
@@ -181,10 +197,18 @@ impl Run<'_> {
             "the command failed every time in a row: stepping aside so that another member \
              runs it, until the back-off ends"
         );
+        self.abstain(backoff).await;
+    }
+
+    /// Steps down and stays out for `backoff`, the job having stopped: the
+    /// resignation goes at once (the job needs no resign delay to stop), and
+    /// the next highest member elects without waiting for a timeout.
+    async fn abstain(&self, backoff: Duration) {
         self.view.note_backoff(std::time::Instant::now() + backoff);
         if let Err(error) = self.view.handle.abstain_for(backoff).await {
             tracing::warn!(%error, "the node did not take the back-off");
         }
+        let _ = self.view.handle.work_stopped().await;
     }
 }
 
@@ -195,14 +219,26 @@ async fn watch(
     view: &View,
     leadership: &Permit,
     shutdown: &CancellationToken,
+    health: Option<(&HealthPolicy, u64)>,
 ) -> (Stop, i32) {
     child.set_deadline(leadership.deadline()).await;
+    let token = leadership.token();
+    let unhealthy = async {
+        match health {
+            Some((policy, cluster)) => {
+                crate::health::until_unhealthy(policy, view, token, cluster).await
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(unhealthy);
     let mut deadlines = leadership.deadlines();
     let stop = loop {
         tokio::select! {
             biased;
             () = leadership.ended() => break Stop::LeadershipEnded,
             () = shutdown.cancelled() => break Stop::Shutdown,
+            error = &mut unhealthy => break Stop::Unhealthy(error),
             changed = deadlines.changed() => {
                 if changed.is_ok() {
                     let deadline = *deadlines.borrow_and_update();
@@ -232,7 +268,7 @@ async fn watch(
         }
     };
     match stop {
-        Stop::LeadershipEnded | Stop::LeaseLapsed | Stop::Shutdown => {
+        Stop::LeadershipEnded | Stop::LeaseLapsed | Stop::Shutdown | Stop::Unhealthy(_) => {
             tracing::info!("stopping the command");
             (stop, child.stop().await)
         }

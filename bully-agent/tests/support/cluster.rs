@@ -19,14 +19,17 @@
 //!
 //! [`Cluster::configure`] writes the files without starting anything, so that a
 //! test can give each member's command its own stop time
-//! ([`Cluster::set_job_stop_ms`], `child.sh`'s second argument) before
-//! [`Cluster::spawn`]; [`Cluster::start`] does both with stop times of 0.
+//! ([`Cluster::set_job_stop_ms`], `child.sh`'s second argument), or give every
+//! member a command other than `child.sh` ([`Cluster::set_command`]), before
+//! [`Cluster::spawn`]; [`Cluster::start`] configures and spawns at once, with
+//! `child.sh` and stop times of 0.
 //!
 //! Dropping a [`Cluster`] kills everything it started, whatever state the test
 //! left it in: the agents' process groups, the supervisors' and the children's
 //! (even stopped ones), and the job cgroups the agents recorded.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -294,6 +297,23 @@ pub(crate) struct Options {
     pub(crate) ports: Ports,
 }
 
+impl Options {
+    /// `size` members with `timing`, and nothing else: no relay, one secret,
+    /// every command installed, the `[child]` table as `timing` writes it,
+    /// ephemeral ports.
+    pub(crate) fn plain(size: u64, timing: Timing) -> Options {
+        Options {
+            size,
+            timing,
+            relay: false,
+            other_secret: None,
+            missing_command: None,
+            child_settings: "",
+            ports: Ports::Ephemeral,
+        }
+    }
+}
+
 /// One member.
 #[derive(Debug)]
 struct Node {
@@ -322,6 +342,8 @@ pub(crate) struct Cluster {
     child_log: PathBuf,
     /// The member whose command is missing (see [`Options::missing_command`]).
     missing_command: Option<u64>,
+    /// The command every agent runs instead of `child.sh` ([`Cluster::set_command`]).
+    command: Option<Vec<OsString>>,
     /// The process group of every agent ever spawned (its pid), for the cleanup.
     groups: Vec<u32>,
     relay: Option<Relay>,
@@ -419,6 +441,7 @@ impl Cluster {
         let cluster = Cluster {
             child_log: dir.path().join("child.log"),
             missing_command: options.missing_command,
+            command: None,
             dir,
             nodes,
             groups: Vec::new(),
@@ -547,6 +570,22 @@ impl Cluster {
             .unwrap_or_else(|error| panic!("{url}: {error}"))
     }
 
+    /// From each agent's next start on, it runs `command` instead of `child.sh`
+    /// (the child log then stays empty). The cleanup finds a job's processes by
+    /// this cluster's directory in their command lines, so `command` must name
+    /// a file in it ([`Cluster::dir`]), as a script there that runs the real job
+    /// (without `exec`, so that the job's process group is led by the script).
+    pub(crate) fn set_command(&mut self, command: Vec<OsString>) {
+        let dir = self.dir.path().as_os_str();
+        assert!(
+            command
+                .iter()
+                .any(|arg| arg.as_encoded_bytes().starts_with(dir.as_encoded_bytes())),
+            "the command {command:?} names nothing in {dir:?}: the cleanup would not find it"
+        );
+        self.command = Some(command);
+    }
+
     /// Starts `id`'s agent (again), in a process group of its own.
     pub(crate) fn spawn(&mut self, id: u64) {
         self.spawn_wrapped(id, &[]);
@@ -586,6 +625,8 @@ impl Cluster {
             // A witness never runs a command, and its agent refuses one.
         } else if self.missing_command == Some(id) {
             agent.arg(self.command_path(id));
+        } else if let Some(command) = &self.command {
+            agent.args(command);
         } else {
             agent
                 .arg("bash")

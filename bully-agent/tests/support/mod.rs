@@ -18,6 +18,7 @@
 //!   environment (the process tree tests).
 //! - [`nemesis`]: randomized fault schedules for real clusters (`nemesis.rs`):
 //!   drawn from a seed, run, and judged from the child log.
+//! - [`postgres`]: a throwaway PostgreSQL server (`postgres_fencing.rs`).
 
 // Each test binary uses a part of the support code.
 #![allow(dead_code)]
@@ -27,6 +28,7 @@ pub(crate) mod cluster;
 pub(crate) mod lone;
 pub(crate) mod marked;
 pub(crate) mod nemesis;
+pub(crate) mod postgres;
 pub(crate) mod procs;
 pub(crate) mod reconfig;
 pub(crate) mod relay;

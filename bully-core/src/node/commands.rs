@@ -1,5 +1,6 @@
 //! The commands a node's owner gives it: start at boot or recovery, elect,
-//! step down, report that the leader's work stopped, suspect a member.
+//! step down, hand over, report that the leader's work stopped, suspect a
+//! member.
 
 use crate::config::Preemption;
 use crate::error::CommandError;
@@ -168,6 +169,79 @@ impl Node {
         let now = self.clock(now);
         if self.phase != Phase::Leading {
             self.release_after_work(now);
+        }
+    }
+
+    /// A planned hand-over: this leader steps down (as
+    /// [`step_down`](Node::step_down): its work is told to stop, and with a
+    /// quorum and a resign delay its `Resign` waits for
+    /// [`work_stopped`](Node::work_stopped)), its `Resign` names `to` (or, with
+    /// `None`, the next highest member, as any resignation does), which elects
+    /// at once rather than after a leader timeout; and it abstains until
+    /// `until` ([`abstain_until`](Node::abstain_until)), so that it does not
+    /// take the leadership back from a lower member in the meantime (an
+    /// `until` not after `now` asks for no abstention).
+    ///
+    /// The highest live member leads, so a hand-over to a member below another
+    /// live one would only move the leadership to that one: it is refused
+    /// ([`CommandError::Outranked`]), as is a hand-over to itself, to a
+    /// non-member or to an observer. "Live" is what the leader knows: with a
+    /// quorum, the members that acknowledged its recent heartbeat rounds;
+    /// without one, every member not suspected. Returns `Ok(false)`, and does
+    /// nothing, when this node does not lead.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bully_core::{Config, Message, Node, NodeId, Role};
+    ///
+    /// let members = [NodeId(1), NodeId(2), NodeId(3)];
+    /// let mut three = Node::new(NodeId(3), members, Config::default())?;
+    /// let now = Instant::now();
+    /// three.start(now);
+    /// three.handle_timeout(now + Config::default().answer_timeout());
+    /// assert_eq!(three.role(), Role::Leader);
+    /// while three.poll_transmit().is_some() {}
+    ///
+    /// let later = now + Duration::from_secs(1);
+    /// assert_eq!(three.hand_over(later, Some(NodeId(2)), later + Duration::from_secs(60)), Ok(true));
+    /// let resign = three.poll_transmit().expect("told at once");
+    /// assert!(matches!(resign.message, Message::Resign { successor: Some(NodeId(2)), .. }));
+    /// # Ok::<(), bully_core::ConfigError>(())
+    /// ```
+    ///
+    /// docs/protocol.md: R33, a planned hand-over.
+    pub fn hand_over(
+        &mut self,
+        now: Instant,
+        to: Option<NodeId>,
+        until: Instant,
+    ) -> Result<bool, CommandError> {
+        let now = self.clock(now);
+        if let Some(to) = to {
+            if to == self.id {
+                return Err(CommandError::SelfReference(to));
+            }
+            if self.members.index_of(to).is_none() {
+                return Err(CommandError::UnknownMember(to));
+            }
+            if !self.members.is_candidate(to) {
+                return Err(CommandError::NotCandidate(to));
+            }
+        }
+        if self.phase != Phase::Leading {
+            return Ok(false);
+        }
+        if let Some(to) = to {
+            if let Some(by) = self.outranking(to) {
+                return Err(CommandError::Outranked { to, by });
+            }
+        }
+        self.handing_over_to = to;
+        if until > now {
+            Ok(self.abstain_until(now, until))
+        } else {
+            // No abstention asked for: a plain step-down that names `to`.
+            Ok(self.step_down(now))
         }
     }
 

@@ -171,3 +171,6 @@ fn after(at: Instant, delay: Duration) -> Instant {
     // `Config::validate` caps every delay far below `Instant`'s range.
     at.checked_add(delay).unwrap_or(at)
 }
+
+#[cfg(test)]
+mod tests;

@@ -53,6 +53,10 @@ impl Node {
     ///
     /// docs/protocol.md: R21, the successor named in a resignation.
     pub(super) fn successor(&self) -> Option<NodeId> {
+        if self.handing_over_to.is_some() {
+            // R33: a hand-over names its member, with or without a quorum.
+            return self.handing_over_to;
+        }
         self.quorum()?;
         if !self.names_successor() {
             return None;
@@ -67,6 +71,7 @@ impl Node {
     /// announcement of one, is over.
     pub(super) fn broadcast_resign(&mut self, term: Term) {
         let successor = self.successor();
+        self.handing_over_to = None;
         self.send_resign_to_all(term, successor);
     }
 
@@ -135,7 +140,36 @@ impl Node {
         } else {
             // It yielded to a claim under way: the claimant elects already, and
             // the members keep their order for the case that its claim fails.
+            // A hand-over it had asked for is overtaken by that claim.
+            self.handing_over_to = None;
             self.send_resign_to_all(led, None);
+        }
+    }
+
+    /// The live member above `to` (not this node) that would win the
+    /// election a hand-over to `to` starts, if any: with a quorum, the
+    /// highest candidate that acknowledged this leadership's rounds sent a
+    /// round trip or more ago, or any of its requests while none is that old
+    /// (it hears the leader, so it hears the election); without one, the
+    /// highest candidate not suspected nor resigned.
+    ///
+    /// docs/protocol.md: R33, a planned hand-over.
+    pub(super) fn outranking(&self, to: NodeId) -> Option<NodeId> {
+        let above = |id: NodeId| id > to && id != self.id;
+        if self.quorum().is_some() {
+            // Request 0 when no round is a round trip old yet: any
+            // acknowledgement of this leadership (its votes) counts.
+            let due = self.latest.map_or(0, |now| self.round_due_by(now));
+            self.members
+                .highest_candidate_acknowledging(self.id, due)
+                .filter(|&id| above(id))
+        } else {
+            self.members
+                .ids()
+                .iter()
+                .rev()
+                .copied()
+                .find(|&id| above(id) && self.members.is_live_candidate(id))
         }
     }
 }

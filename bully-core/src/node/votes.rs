@@ -270,3 +270,6 @@ impl Votes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

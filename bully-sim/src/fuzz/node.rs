@@ -281,6 +281,41 @@ fn drive_node(
                 }
                 Bound::Input
             }
+            Input::HandOver { to, until } => {
+                let leading = node.role() == Role::Leader;
+                let result = node.hand_over(seen.feed(now), to, until);
+                match result {
+                    Ok(stepped) => {
+                        assert_eq!(
+                            stepped, leading,
+                            "command: hand_over says {stepped} from a node that led: {leading}"
+                        );
+                        if stepped {
+                            assert_eq!(
+                                node.role(),
+                                Role::Follower,
+                                "command: a node that handed over follows"
+                            );
+                        }
+                    }
+                    Err(bully_core::CommandError::Outranked { to: named, by }) => {
+                        assert!(
+                            leading && Some(named) == to && by > named && by != node.id(),
+                            "command: hand_over to {to:?} refused as outranked by {by}"
+                        );
+                        assert_eq!(node.role(), Role::Leader, "command: a refused hand-over");
+                    }
+                    Err(error) => {
+                        let known =
+                            to.is_some_and(|to| to != node.id() && node.members().contains(&to));
+                        assert!(
+                            !known || matches!(error, bully_core::CommandError::NotCandidate(_)),
+                            "command: hand_over to {to:?}: {error}"
+                        );
+                    }
+                }
+                Bound::Input
+            }
             Input::Suspect(member) => {
                 let result = node.suspect(seen.feed(now), member);
                 let known = member != node.id() && node.members().contains(&member);

@@ -93,6 +93,17 @@ pub enum Action {
     StartElection(NodeId),
     /// A member steps down if it leads.
     StepDown(NodeId),
+    /// A member hands its leadership over if it leads
+    /// ([`Node::hand_over`](bully_core::Node::hand_over)); a hand-over the
+    /// node refuses changes nothing.
+    HandOver {
+        /// The member (a leader, or nothing happens).
+        node: NodeId,
+        /// The member named, or the next highest.
+        to: Option<NodeId>,
+        /// How long the old leader abstains.
+        abstain: Duration,
+    },
     /// Every partition and cut is removed and links become reliable again.
     Heal,
 }
@@ -165,6 +176,17 @@ impl Simulation {
                     self.command(id, |node, now| node.step_down(now))?;
                 }
             }
+            Action::HandOver { node, to, abstain } => {
+                let leads = self
+                    .node(node)
+                    .is_some_and(|leader| leader.role() == bully_core::Role::Leader);
+                if leads {
+                    // As a step-down: the old leader leaves the elections.
+                    self.mark_faulted();
+                    let _ =
+                        self.command(node, |leader, now| leader.hand_over(now, to, now + abstain))?;
+                }
+            }
             Action::Heal => self.heal_all(),
         }
         Ok(())
@@ -187,12 +209,25 @@ impl Simulation {
     /// Heals everything, then runs until every live member has agreed on one
     /// leader and stayed agreed for a whole [`settle_bound`](Self::settle_bound),
     /// or `2 * settle_bound` passes. Measures from the moment the last message sent
-    /// under the faults has landed.
+    /// under the faults has landed, or the last abstention of a live member
+    /// ended ([`Node::abstain_until`](bully_core::Node::abstain_until)), whichever is later.
     pub fn heal_and_settle(&mut self) -> Settle {
         let slowest = self.network.default_link().max_delay();
         self.heal_all();
         // Messages already in flight keep the delay they were sent with.
         self.run_for(slowest);
+        // A member that abstains (a hand-over, `Node::abstain_until`) stays
+        // out by its owner's choice, not by a fault: the bound counts from
+        // the end of the last abstention.
+        let abstaining_until = self
+            .members()
+            .iter()
+            .filter_map(|&id| self.node(id).filter(|_| self.is_up(id)))
+            .filter_map(bully_core::Node::abstaining_until)
+            .max();
+        if let Some(until) = abstaining_until.filter(|&until| until > self.now) {
+            self.run_for(until - self.now);
+        }
         let healed_at = self.now;
         let bound = self.settle_bound();
         let give_up = healed_at + bound * 2;

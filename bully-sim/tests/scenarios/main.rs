@@ -14,6 +14,7 @@ mod cold_start;
 mod determinism;
 mod drift_answer_timeout;
 mod drift_livelock;
+mod hand_over;
 mod hostile;
 mod lecture_notes;
 mod lifecycle;

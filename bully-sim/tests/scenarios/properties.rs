@@ -222,7 +222,14 @@ fn action(n: u64) -> impl Strategy<Value = Action> {
         (0u64..60).prop_map(|ms| Action::Jitter(Duration::from_millis(ms))),
         (id.clone(), id.clone()).prop_map(|(node, suspect)| Action::Suspect { node, suspect }),
         id.clone().prop_map(Action::StartElection),
-        id.prop_map(Action::StepDown),
+        id.clone().prop_map(Action::StepDown),
+        (id.clone(), proptest::option::of(id), 0u64..3_000).prop_map(|(node, to, ms)| {
+            Action::HandOver {
+                node,
+                to,
+                abstain: Duration::from_millis(ms),
+            }
+        }),
         Just(Action::Heal),
     ]
 }

@@ -69,10 +69,18 @@ pub(super) fn step(u: &mut Unstructured<'_>, members: &[NodeId]) -> Result<Step>
             node: member(u)?,
             suspect: member(u)?,
         }),
-        16 => Step::Act(if bool::arbitrary(u)? {
-            Action::StartElection(member(u)?)
-        } else {
-            Action::StepDown(member(u)?)
+        16 => Step::Act(match u.int_in_range(0..=3)? {
+            0 | 1 => Action::StartElection(member(u)?),
+            2 => Action::StepDown(member(u)?),
+            _ => Action::HandOver {
+                node: member(u)?,
+                to: if bool::arbitrary(u)? {
+                    Some(member(u)?)
+                } else {
+                    None
+                },
+                abstain: millis(u, 5_000)?,
+            },
         }),
         17 | 18 => Step::Replay(usize::from(u8::arbitrary(u)?)),
         _ => Step::Forge {

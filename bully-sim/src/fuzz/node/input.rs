@@ -24,6 +24,11 @@ pub(super) enum Input {
     Start,
     StartElection,
     StepDown,
+    /// `hand_over(to, until)`.
+    HandOver {
+        to: Option<NodeId>,
+        until: Instant,
+    },
     Suspect(NodeId),
     AddMember(NodeId),
     RemoveMember(NodeId),
@@ -47,7 +52,20 @@ pub(super) fn node_input(u: &mut Unstructured<'_>, node: &Node, now: Instant) ->
         8 => Input::Clock { to: nudge(u, now)? },
         9 => Input::Start,
         10 => Input::StartElection,
-        11 => Input::StepDown,
+        11 => {
+            if u.ratio(3, 4)? {
+                Input::StepDown
+            } else {
+                Input::HandOver {
+                    to: if bool::arbitrary(u)? {
+                        Some(sender(u, node)?)
+                    } else {
+                        None
+                    },
+                    until: nudge(u, now)?,
+                }
+            }
+        }
         12 => Input::Suspect(sender(u, node)?),
         13 => {
             let member = sender(u, node)?;

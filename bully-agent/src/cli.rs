@@ -132,8 +132,9 @@ pub enum Command {
         /// Refused: a secret on the command line shows in `ps` to every user.
         #[arg(long, hide = true)]
         secret: Option<String>,
-        /// The command and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "CMD")]
+        /// The command and its arguments, after `--` (none on a witness,
+        /// which never runs one).
+        #[arg(last = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
     /// Declare this member's first boot in a new cluster, so that its first

@@ -11,6 +11,8 @@
 //! quorum = "majority"         # majority (default) | none | a number of members
 //! preemption = "always"       # always | never
 //! listen = "127.0.0.1:9101"   # optional: /leader, /healthz, /metrics
+//! lease_name = "nightly"      # /metrics' leader_election_master_status{name}
+//!                             # (default: bully-agent-CLUSTER)
 //!
 //! [timing]
 //! heartbeat_ms = 200
@@ -28,6 +30,7 @@
 //! [[members]]
 //! id = 1
 //! address = "10.0.0.1:7070"   # IPv4, [IPv6]:port, or host:port (resolved while running)
+//! witness = false             # true: votes toward the quorum, never leads, runs no command
 //! ```
 //!
 //! What a reload may change, and what it may not, is [`crate::reload`]'s.
@@ -59,7 +62,7 @@ pub use secret::{CREDENTIALS_DIRECTORY, KeySecret, MAX_KEYS, MIN_DISTINCT_BYTES,
 
 use child::ChildSection;
 use health::HealthSection;
-use members::{MemberEntry, NamesSection, check_members};
+use members::{MemberEntry, NamesSection, check_members, witnesses};
 use secret::{KeyEntry, SecretSource, read_keys};
 
 /// The file as written: every key optional where a default makes sense, and
@@ -85,6 +88,7 @@ struct File {
     preemption: PreemptionName,
     listen: Option<SocketAddr>,
     bind: Option<SocketAddr>,
+    lease_name: Option<String>,
     #[serde(default)]
     timing: Timing,
     #[serde(default)]
@@ -201,6 +205,9 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The HTTP endpoint, if any.
     pub listen: Option<SocketAddr>,
+    /// The `name` label of `leader_election_master_status` in `/metrics`:
+    /// `lease_name`, or `bully-agent-CLUSTER`.
+    pub lease_name: String,
     /// The UDP address to bind, when it is not this node's member address
     /// (`0.0.0.0:7070` in a container whose name resolves only once it runs).
     pub bind: Option<SocketAddr>,
@@ -225,6 +232,7 @@ impl std::fmt::Debug for Settings {
             .field("keys", &self.keys)
             .field("data_dir", &self.data_dir)
             .field("listen", &self.listen)
+            .field("lease_name", &self.lease_name)
             .field("bind", &self.bind)
             .field("names", &self.names)
             .field("child", &self.child)
@@ -243,6 +251,12 @@ impl Settings {
             .find(|member| member.id == self.id)
             .expect("checked: the node is a member")
             .address
+    }
+
+    /// Whether this node is a witness: it votes and never leads, so it never
+    /// runs the command.
+    pub fn is_witness(&self) -> bool {
+        self.config.is_observer(self.id)
     }
 
     /// The other members.
@@ -395,6 +409,8 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
             ));
         }
     };
+    let witnesses = check_witnesses(&file.members, &members, &file.quorum)?;
+    let lease_name = check_lease_name(file.lease_name.as_deref(), file.cluster)?;
     let timing = &file.timing;
     let (child, containment) = file.child.check(base)?;
     let lease_margin = timing
@@ -415,6 +431,9 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         .with_max_message_delay(Duration::from_millis(timing.max_message_delay_ms))
         .with_max_processing_time(Duration::from_millis(timing.max_processing_ms))
         .with_quorum(quorum)
+        // Witnesses never stand, and their votes count toward the quorum.
+        .with_observers(witnesses)
+        .with_observers_vote(true)
         // With a quorum, the child is told to stop this long before the lease
         // runs out (the node's permit to work ends then).
         .with_lease_margin(lease_margin)
@@ -461,12 +480,59 @@ fn check(file: File, base: &Path) -> Result<Settings, ConfigError> {
         keys,
         data_dir: base.join(&file.data_dir),
         listen: file.listen,
+        lease_name,
         bind: file.bind,
         names,
         child,
         containment,
         health,
     })
+}
+
+/// The witnesses (`witness = true` in `[[members]]`): somebody must be left to
+/// lead, and a witness is there to vote, which only a quorum asks for.
+fn check_witnesses(
+    entries: &[MemberEntry],
+    members: &[Member],
+    quorum: &QuorumSetting,
+) -> Result<Vec<NodeId>, ConfigError> {
+    let witnesses = witnesses(entries);
+    if witnesses.is_empty() {
+        return Ok(witnesses);
+    }
+    if witnesses.len() == members.len() {
+        return Err(field(
+            "members",
+            "every member is a witness: nobody could lead and run the command",
+        ));
+    }
+    if matches!(quorum, QuorumSetting::Named(name) if name == "none") {
+        return Err(field(
+            "members",
+            format!(
+                "member {} is a witness, but quorum = \"none\": a witness only votes toward a \
+                 quorum (use quorum = \"majority\", or remove `witness = true`)",
+                witnesses[0]
+            ),
+        ));
+    }
+    Ok(witnesses)
+}
+
+/// The `name` label of `leader_election_master_status`: `lease_name`, or
+/// `bully-agent-CLUSTER`, so that the series of different clusters scraped by
+/// one Prometheus stay apart.
+fn check_lease_name(name: Option<&str>, cluster: u64) -> Result<String, ConfigError> {
+    let Some(name) = name else {
+        return Ok(format!("bully-agent-{cluster}"));
+    };
+    if name.trim().is_empty() || name.chars().any(char::is_control) {
+        return Err(field(
+            "lease_name",
+            format!("{name:?}: expected a non-empty name without control characters"),
+        ));
+    }
+    Ok(name.to_owned())
 }
 
 /// The time SIGKILL and the kernel need, after the grace period, to end the

@@ -30,6 +30,11 @@ pub const GAUGE_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_se
 /// threshold.
 pub const NEVER_HEARD_SECONDS: f64 = 1e9;
 
+/// client-go's gauge (`k8s.io/client-go/tools/leaderelection`): 1 while this
+/// node leads, 0 otherwise, labelled `name` with the lease's name
+/// (`lease_name`).
+pub const LEADER_ELECTION_GAUGE: &str = "leader_election_master_status";
+
 #[derive(Clone)]
 struct Endpoint {
     view: Arc<View>,
@@ -72,9 +77,10 @@ async fn leader(State(endpoint): State<Endpoint>) -> Response {
     }
 }
 
-/// Healthy while the node's driver runs.
+/// Healthy while the node's driver runs; a witness says it is one.
 async fn healthz(State(endpoint): State<Endpoint>) -> Response {
     match endpoint.view.stats().await {
+        Ok(_) if endpoint.view.config().witness => "ok (witness)\n".into_response(),
         Ok(_) => "ok\n".into_response(),
         Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),
     }
@@ -114,7 +120,13 @@ async fn render_metrics(State(endpoint): State<Endpoint>) -> Response {
         gauge!("bully_term").set(status.term as f64);
         gauge!("bully_leader").set(status.leader.map_or(-1.0, |leader| leader as f64));
     }
-    gauge!("bully_is_leader").set(f64::from(u8::from(status.role == "leader")));
+    let leads = f64::from(u8::from(status.role == "leader"));
+    gauge!("bully_is_leader").set(leads);
+    // client-go's leader-election gauge, named and labelled as client-go exports
+    // it, so that dashboards and alerts written for Kubernetes controllers work
+    // unchanged.
+    gauge!(LEADER_ELECTION_GAUGE, "name" => status.config.lease_name.clone()).set(leads);
+    gauge!("bully_witness").set(f64::from(u8::from(status.config.witness)));
     gauge!("bully_child_running").set(f64::from(u8::from(status.child.running)));
     gauge!("bully_eligible").set(f64::from(u8::from(status.eligible)));
     gauge!("bully_child_failures_in_a_row").set(f64::from(status.child.failures_in_a_row));
@@ -214,6 +226,16 @@ fn describe() {
     describe_gauge!("bully_leader", "The leader this node follows (-1: none)");
     describe_gauge!("bully_is_leader", "1 while this node leads");
     describe_gauge!("bully_child_running", "1 while the command runs");
+    describe_gauge!(
+        LEADER_ELECTION_GAUGE,
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, \
+         1 indicates master. 'name' is the string used to identify the lease. Please make sure \
+         to group by name."
+    );
+    describe_gauge!(
+        "bully_witness",
+        "1 if this node is a witness: it votes, never leads, and runs no command"
+    );
     describe_gauge!(
         "bully_eligible",
         "1 while this node may stand for leader; 0 during a back-off"

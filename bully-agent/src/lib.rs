@@ -53,3 +53,4 @@ pub mod supervisor;
 pub mod systemd;
 pub mod token;
 pub mod view;
+pub mod witness;

@@ -61,6 +61,9 @@ fn main() -> ExitCode {
                     settings.config.quorum(),
                     settings.keys.iter().map(|key| key.id.0).collect::<Vec<_>>()
                 );
+                if let Some(witnesses) = bully_agent::witness::describe(&settings) {
+                    println!("{witnesses}");
+                }
                 for member in settings.peers() {
                     if let config::Address::Name { host, port } = &member.address {
                         match std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port)) {
@@ -151,6 +154,7 @@ fn start(
             .thread_unblock()
             .map_err(|error| format!("cannot unblock signals: {error}"))?;
         let settings = config::load_as(path, id).map_err(|error| error.to_string())?;
+        bully_agent::witness::check_command(&settings, &command)?;
         run::run(settings, command, signals).await
     })
 }

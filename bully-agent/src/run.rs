@@ -224,6 +224,8 @@ async fn serve(
             file: settings.file.display().to_string(),
             signing_key: settings.keys[0].id.0,
             keys: settings.keys.iter().map(|key| key.id.0).collect(),
+            witness: settings.is_witness(),
+            lease_name: settings.lease_name.clone(),
             ..ConfigStatus::default()
         },
     ));

@@ -83,6 +83,13 @@ pub struct ConfigStatus {
     pub signing_key: u32,
     /// Every key frames are accepted with.
     pub keys: Vec<u32>,
+    /// Whether this node is a witness: it votes, never leads, and runs no
+    /// command.
+    #[serde(default)]
+    pub witness: bool,
+    /// The `name` label of `leader_election_master_status` in `/metrics`.
+    #[serde(default)]
+    pub lease_name: String,
 }
 
 /// One other member as this node hears it.
@@ -144,7 +151,11 @@ impl MemberStatus {
 
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "node:    {} ({})", self.node, self.role)?;
+        if self.config.witness {
+            writeln!(f, "node:    {} ({}, witness)", self.node, self.role)?;
+        } else {
+            writeln!(f, "node:    {} ({})", self.node, self.role)?;
+        }
         match self.leader {
             Some(leader) => writeln!(f, "leader:  {leader} (term {})", self.term)?,
             None => writeln!(f, "leader:  none known (term {})", self.term)?,

@@ -3,7 +3,8 @@
 # synthetic series), then runs a real Prometheus server scraping three
 # bully-agents on 127.0.0.1: a query through its HTTP API finds exactly one
 # member with bully_is_leader == 1, and again, another one, after the leader
-# is killed (kill -9).
+# is killed (kill -9). Client-go's leader_election_master_status{name}, as
+# Prometheus' own parser read it from each agent, agrees with bully_is_leader.
 #
 # Uses Debian's prometheus package (promtool and the server), installed with
 # apt-get when missing; skips, saying why, where it cannot be installed.
@@ -126,8 +127,16 @@ started=$SECONDS
 first=$(one_leader none 60)
 echo "before: exactly one member leads, per Prometheus: $first ($((SECONDS - started)) s after start)"
 rules=$(curl -sf "http://127.0.0.1:$prom_port/api/v1/rules" | python3 -c 'import json,sys; g=json.load(sys.stdin)["data"]["groups"]; print(sum(1 for x in g for r in x["rules"] if r["health"]=="ok"))')
-echo "Prometheus loaded $rules alert rules, all healthy"
-[ "$rules" = 6 ]
+echo "Prometheus loaded $rules rules (alerts and a recording rule), all healthy"
+[ "$rules" = 7 ]
+
+# client-go's gauge: one series per agent, labelled with the default lease
+# name (bully-agent-CLUSTER), 1 on the leader only.
+masters=$(curl -sf "http://127.0.0.1:$prom_port/api/v1/query" \
+  --data-urlencode 'query=leader_election_master_status{name="bully-agent-9"}' |
+  python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), " ".join(s["metric"]["instance"] for s in r if s["value"][1] == "1"))')
+echo "leader_election_master_status: $masters"
+[ "$masters" = "3 $first" ]
 
 # Kill the leader's agent (its supervisor stops the job when it goes).
 port=${first##*:}

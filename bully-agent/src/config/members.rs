@@ -20,6 +20,10 @@ use crate::error::ConfigError;
 pub(super) struct MemberEntry {
     pub(super) id: u64,
     pub(super) address: String,
+    /// A witness votes and never stands: it never leads, so it never runs the
+    /// command. Every member's file must name the same witnesses.
+    #[serde(default)]
+    pub(super) witness: bool,
 }
 
 /// A member's address as the configuration gives it.
@@ -127,6 +131,17 @@ pub(super) fn check_members(entries: &[MemberEntry]) -> Result<Vec<Member>, Conf
     }
     members.sort_by_key(|member| member.id);
     Ok(members)
+}
+
+/// The members marked `witness = true`, ascending.
+pub(super) fn witnesses(entries: &[MemberEntry]) -> Vec<NodeId> {
+    let mut witnesses: Vec<NodeId> = entries
+        .iter()
+        .filter(|entry| entry.witness)
+        .map(|entry| NodeId(entry.id))
+        .collect();
+    witnesses.sort_unstable();
+    witnesses
 }
 
 /// The `[names]` table: how often host names are resolved again.

@@ -505,6 +505,25 @@ fn init_reads_who_this_node_is_without_the_secret() {
 }
 
 #[test]
+fn the_lease_name_defaults_to_the_cluster_and_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        load(&write(dir.path(), THREE)).unwrap().lease_name,
+        "bully-agent-7"
+    );
+    let named = THREE.replace("data_dir", "lease_name = \"nightly\"\ndata_dir");
+    assert_eq!(
+        load(&write(dir.path(), &named)).unwrap().lease_name,
+        "nightly"
+    );
+    for bad in ["\"\"", "\"  \"", "\"a\\nb\""] {
+        let text = THREE.replace("data_dir", &format!("lease_name = {bad}\ndata_dir"));
+        let message = load(&write(dir.path(), &text)).unwrap_err().to_string();
+        assert!(message.contains("`lease_name`"), "{bad}: {message}");
+    }
+}
+
+#[test]
 fn the_health_table_is_read_with_its_defaults_and_every_mistake_names_its_field() {
     let dir = tempfile::tempdir().unwrap();
     let with = |table: &str| format!("{THREE}\n{}", table.trim());

@@ -104,6 +104,9 @@ fn fixed(running: &Settings, new: &Settings) -> Result<(), ConfigError> {
     same!("bind", running.bind, new.bind);
     same!("algorithm", a.algorithm(), b.algorithm());
     same!("quorum", a.quorum(), b.quorum());
+    // Who votes decides the quorum's size: every member must agree on it.
+    same!("members.witness", a.observers(), b.observers());
+    same!("lease_name", &running.lease_name, &new.lease_name);
     same!("preemption", a.preemption(), b.preemption());
     same!("health", &running.health, &new.health);
     same!(
@@ -316,6 +319,14 @@ address = "127.0.0.1:7003"
             (
                 BASE.replace("data_dir", "preemption = \"never\"\ndata_dir"),
                 "`preemption`",
+            ),
+            (
+                BASE.replace("127.0.0.1:7003\"", "127.0.0.1:7003\"\nwitness = true"),
+                "`members.witness`",
+            ),
+            (
+                BASE.replace("data_dir", "lease_name = \"nightly\"\ndata_dir"),
+                "`lease_name`",
             ),
             (
                 BASE.replace("data_dir", "listen = \"127.0.0.1:9999\"\ndata_dir"),

@@ -330,6 +330,8 @@ struct Node {
     /// How long its command takes to stop after SIGTERM (`child.sh`'s second
     /// argument), from its next start.
     job_stop_ms: u64,
+    /// A witness ([`Cluster::make_witness`]): its agent runs no command.
+    witness: bool,
 }
 
 /// A cluster of real agent processes; see the module docs.
@@ -432,6 +434,7 @@ impl Cluster {
                     log: dir.path().join(format!("node{id}.log")),
                     process: None,
                     job_stop_ms: 0,
+                    witness: false,
                 },
             );
         }
@@ -542,6 +545,31 @@ impl Cluster {
         self.node_mut(id).job_stop_ms = ms;
     }
 
+    /// Marks `id` a witness (`witness = true` in its `[[members]]` entry) in
+    /// every member's configuration, before any agent starts: its agent then
+    /// starts with no command.
+    pub(crate) fn make_witness(&mut self, id: u64) {
+        let entry = format!("\n[[members]]\nid = {id}\n");
+        for node in self.nodes.values() {
+            let text = std::fs::read_to_string(&node.config).expect("read a configuration");
+            assert_eq!(text.matches(&entry).count(), 1, "member {id} in:\n{text}");
+            let text = text.replace(&entry, &format!("{entry}witness = true\n"));
+            std::fs::write(&node.config, text).expect("write a configuration");
+        }
+        self.node_mut(id).witness = true;
+    }
+
+    /// `GET path` of `id`'s endpoint: the body; panics if it does not answer.
+    pub(crate) fn get(&self, id: u64, path: &str) -> String {
+        let url = format!("http://{}{path}", self.node(id).http);
+        ureq::get(&url)
+            .call()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
+            .body_mut()
+            .read_to_string()
+            .unwrap_or_else(|error| panic!("{url}: {error}"))
+    }
+
     /// From each agent's next start on, it runs `command` instead of `child.sh`
     /// (the child log then stays empty). The cleanup finds a job's processes by
     /// this cluster's directory in their command lines, so `command` must name
@@ -593,7 +621,9 @@ impl Cluster {
             .arg("--config")
             .arg(&node.config)
             .args(["--log", &level, "--"]);
-        if self.missing_command == Some(id) {
+        if node.witness {
+            // A witness never runs a command, and its agent refuses one.
+        } else if self.missing_command == Some(id) {
             agent.arg(self.command_path(id));
         } else if let Some(command) = &self.command {
             agent.args(command);

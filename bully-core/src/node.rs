@@ -32,8 +32,8 @@
 //!   `collection.rs`) or `ring.rs` (R32, over its `ring_state.rs`);
 //!   what they share is `election.rs` and, without a quorum, the start's
 //!   announcement in `announcement.rs` (R3, G15).
-//! - **Commands and policies:** `commands.rs` (start, elect, step down, work
-//!   stopped, suspect), `membership.rs`, `eligibility.rs` (abstention, R29).
+//! - **Commands and policies:** `commands.rs` (start, elect, step down, hand
+//!   over: R33, work stopped, suspect), `membership.rs`, `eligibility.rs` (R29).
 
 mod algorithm;
 mod announcement;
@@ -160,12 +160,9 @@ pub struct Node {
     stats: Stats,
     /// The latest instant seen, so that time never runs backwards.
     latest: Option<Instant>,
-    /// Set by `step_down`: the members were told this node resigned and treat it as
-    /// absent from elections, so it neither answers nor joins one until it accepts
-    /// a new leader or its own leader timeout fires.
+    /// Set by `step_down`: out of elections until it follows a leader or times out.
     abstaining: bool,
-    /// The member a hand-over named (`Node::hand_over`), until the `Resign` it
-    /// owes names it.
+    /// The member a hand-over named, until its `Resign` names it (R33).
     handing_over_to: Option<NodeId>,
     /// When this node last announced its leadership (to tell a member that missed
     /// the announcement from one whose Election crossed it).
@@ -229,9 +226,8 @@ impl Node {
         (
             (id, members, term, leader, highest, phase, timers, transmits),
             (events, latest, abstaining, handing_over_to, announced_at),
-            (pending_election,),
-            (modified, ring, votes, requests, detector),
-            (connectivity,),
+            (pending_election, modified, ring, votes),
+            (requests, detector, connectivity),
         )
     }
 }

@@ -41,7 +41,7 @@ fn main() {
         Some("run") => run(&args[2..]),
         _ => {
             eprintln!(
-                "usage: versus-etcd run [--trials N] [--quick] [--out FILE] [--agent PATH] [--faults LIST] [--arms LIST]\n       versus-etcd cleanup"
+                "usage: versus-etcd run [--trials N] [--quick] [--out FILE] [--keep DIR] [--agent PATH] [--faults LIST] [--arms LIST]\n       versus-etcd cleanup"
             );
             std::process::exit(2);
         }
@@ -317,6 +317,7 @@ struct Opts {
     agent: PathBuf,
     faults: Vec<Fault>,
     arms: Vec<String>,
+    keep: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Opts {
@@ -327,6 +328,7 @@ fn parse(args: &[String]) -> Opts {
         agent: PathBuf::from("../target/release/bully-agent"),
         faults: Fault::all().to_vec(),
         arms: arms().iter().map(|a| a.key.to_string()).collect(),
+        keep: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -338,6 +340,7 @@ fn parse(args: &[String]) -> Opts {
         match a.as_str() {
             "--trials" => o.trials = val().parse().unwrap_or_else(|_| die("--trials N")),
             "--quick" => o.quick = true,
+            "--keep" => o.keep = Some(PathBuf::from(val())),
             "--out" => o.out = Some(PathBuf::from(val())),
             "--agent" => o.agent = PathBuf::from(val()),
             "--faults" => {
@@ -513,7 +516,7 @@ fn run(args: &[String]) {
         for arm in &chosen {
             let mut results = Vec::new();
             for t in 0..opts.trials {
-                let r = trial(&env, arm, fault, t);
+                let r = trial(&env, arm, fault, t, opts.keep.as_deref());
                 match &r {
                     Ok(o) => {
                         let _ =
@@ -956,12 +959,14 @@ struct Outcome {
     failover_ms: Option<f64>,
     overlap_ms: f64,
     open_ended: bool,
+    /// The machines whose jobs were writing when the trial ended.
+    at_end: Vec<usize>,
 }
 
 impl Outcome {
     fn line(&self) -> String {
         format!(
-            "writer {} failover {} overlap {:.0} ms{}",
+            "writer {} failover {} overlap {:.0} ms{}, writing at the end: {:?}",
             self.writer,
             self.failover_ms
                 .map(|f| format!("{f:.0} ms"))
@@ -971,7 +976,8 @@ impl Outcome {
                 " (still overlapping at the end)"
             } else {
                 ""
-            }
+            },
+            self.at_end
         )
     }
 }
@@ -1006,7 +1012,13 @@ fn loss(ns: &str, dev: &str, add: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn trial(env: &Env, arm: &Arm, fault: Fault, t: usize) -> Result<Outcome, String> {
+fn trial(
+    env: &Env,
+    arm: &Arm,
+    fault: Fault,
+    t: usize,
+    keep: Option<&Path>,
+) -> Result<Outcome, String> {
     let dir = env.root.join(format!("{}-{}-{t}", arm.key, fault.name()));
     let c = start(env, arm, &dir)?;
     let r = (|| {
@@ -1056,15 +1068,22 @@ fn trial(env: &Env, arm: &Arm, fault: Fault, t: usize) -> Result<Outcome, String
             .iter()
             .find(|(m, t)| *m != w && *t > fault_at)
             .map(|(_, t)| (t - fault_at) as f64 / 1e6);
-        let (overlap_ns, open_ended) = overlap(&lines, end);
+        let (overlap_ns, open_ended, at_end) = overlap(&lines, end);
         Ok(Outcome {
             writer: w,
             failover_ms,
             overlap_ms: overlap_ns as f64 / 1e6,
             open_ended,
+            at_end,
         })
     })();
     stop(c, &dir);
+    // --keep DIR: the logs of every trial with an overlap, to read afterwards.
+    if let (Some(keep), Ok(o)) = (keep, &r)
+        && o.overlap_ms > 0.0
+    {
+        let _ = sh(&["cp", "-r", &dir.to_string_lossy(), &keep.to_string_lossy()]);
+    }
     if r.is_ok() {
         let _ = fs::remove_dir_all(&dir);
     }
@@ -1073,7 +1092,7 @@ fn trial(env: &Env, arm: &Arm, fault: Fault, t: usize) -> Result<Outcome, String
 
 /// The time during which two or more machines' jobs were writing, and whether
 /// two still were when the trial ended.
-fn overlap(lines: &[(usize, i64)], end: i64) -> (i64, bool) {
+fn overlap(lines: &[(usize, i64)], end: i64) -> (i64, bool, Vec<usize>) {
     let mut runs: BTreeMap<usize, Vec<(i64, i64)>> = BTreeMap::new();
     for &(m, t) in lines {
         let v = runs.entry(m).or_default();
@@ -1096,12 +1115,12 @@ fn overlap(lines: &[(usize, i64)], end: i64) -> (i64, bool) {
         active += d;
         since = t;
     }
-    let still = runs
-        .values()
-        .filter(|v| v.last().is_some_and(|r| end - r.1 < GAP_NS * 2))
-        .count()
-        >= 2;
-    (total, still)
+    let at_end: Vec<usize> = runs
+        .iter()
+        .filter(|(_, v)| v.last().is_some_and(|r| end - r.1 < GAP_NS * 2))
+        .map(|(&m, _)| m)
+        .collect();
+    (total, at_end.len() >= 2, at_end)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -12,8 +12,10 @@
 //! and its data directory lost (started again soon, without `bully-agent
 //! init`: it may have backed the sitting leader's lease and forgotten), SIGSTOP
 //! of an agent alone or of its whole tree (agent, supervisor and command), the
-//! command killed or told to stop from outside, a link cut one way, both ways,
-//! or a member cut off. The cluster boots as a new one (every member declared
+//! command killed or told to stop from outside, a planned hand-over
+//! (`bully-agent handover` on the member expected to lead, which then stays
+//! out of the elections for 1 to 3 s), a link cut one way, both ways, or a
+//! member cut off. The cluster boots as a new one (every member declared
 //! with `bully-agent init`). The run and its checks are in `support/nemesis/run.rs` and
 //! `support/nemesis/verdict.rs`: never two commands at once (outside a
 //! whole-tree pause, whose late writes must carry the older token and be

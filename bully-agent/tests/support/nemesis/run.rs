@@ -19,7 +19,9 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 use super::super::child_log::ChildLog;
-use super::super::cluster::{Cluster, Options, Ports, Timing, logged_failover_bound, now_millis};
+use super::super::cluster::{
+    AGENT, Cluster, Options, Ports, Timing, logged_failover_bound, now_millis,
+};
 use super::super::procs::{Frozen, freeze_tree, processes, thaw_groups};
 use super::schedule::{Action, JobSignal, Model, Resume, Schedule};
 use super::verdict::{Finding, Limits, Measured, Pause, Window, excerpt, judge};
@@ -246,6 +248,8 @@ impl<'a> Runner<'a> {
             }
             // The command finishes (its stop time), then the restart delay.
             Some(Action::KillJob(_)) => grace + Duration::from_millis(self.timing.restart_delay_ms),
+            // The leader stops its command before it resigns.
+            Some(Action::HandOver { .. }) => grace,
             _ => Duration::ZERO,
         };
         u64::try_from((base + step + PROCESS_ALLOWANCE).as_millis()).expect("ms fit")
@@ -314,6 +318,30 @@ impl<'a> Runner<'a> {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// `bully-agent handover` on `id`, as an operator types it. Its answer is
+    /// noted, not judged: the member the model expects to lead may not lead
+    /// yet (a step often comes while leaders still change), and then the
+    /// agent refuses. What it did is judged as every step is: one command at
+    /// a time, and the majority side's command soon.
+    fn hand_over(&mut self, id: u64, abstain_ms: u64) {
+        let output = std::process::Command::new(AGENT)
+            .arg("handover")
+            .arg("--config")
+            .arg(self.cluster.config_path(id))
+            .arg("--for-ms")
+            .arg(abstain_ms.to_string())
+            .output()
+            .expect("run bully-agent handover");
+        let said = String::from_utf8_lossy(if output.status.success() {
+            &output.stdout
+        } else {
+            &output.stderr
+        })
+        .trim()
+        .to_owned();
+        self.note(format!("  handover on {id}: {} ({said})", output.status));
     }
 
     /// Waits until `id`'s agent answers on its endpoint, which it serves only
@@ -406,6 +434,7 @@ impl<'a> Runner<'a> {
             }
             Action::ResumeTree { id, resume } => self.resume_tree(id, resume),
             Action::KillJob(signal) => self.kill_job(signal),
+            Action::HandOver { id, abstain_ms } => self.hand_over(id, abstain_ms),
             Action::Cut(cut) => {
                 for (from, to) in cut.links(self.schedule.size) {
                     self.cluster.relay().cut(from, to);

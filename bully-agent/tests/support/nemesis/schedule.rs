@@ -111,6 +111,13 @@ pub(crate) enum Action {
     /// The leader's command is killed (or told to stop) from outside, as if it
     /// exited by itself: the agent starts it again in the same leadership.
     KillJob(JobSignal),
+    /// `bully-agent handover` on the member the model expects to lead: its
+    /// command stops, the next highest member elects at once, and it stays
+    /// out of the elections for `abstain_ms` (then, under `preemption =
+    /// "always"`, it takes the leadership back). Not the leader after all
+    /// (a schedule often acts while leaders still change): refused, and
+    /// nothing changes.
+    HandOver { id: u64, abstain_ms: u64 },
     /// A link fault at the relay.
     Cut(Cut),
     /// The links of that fault forward again.
@@ -173,6 +180,12 @@ impl fmt::Display for Action {
             Action::KillJob(JobSignal::Kill) => write!(f, "SIGKILL the leader's command"),
             Action::KillJob(JobSignal::Term) => {
                 write!(f, "SIGTERM the leader's command (it finishes and exits)")
+            }
+            Action::HandOver { id, abstain_ms } => {
+                write!(
+                    f,
+                    "bully-agent handover on {id}, staying out {abstain_ms} ms"
+                )
             }
             Action::Cut(cut) => write!(f, "cut {cut}"),
             Action::Heal(cut) => write!(f, "heal {cut}"),
@@ -297,7 +310,7 @@ impl Model {
             Action::LoseData { id, .. } => {
                 self.forgotten.insert(id);
             }
-            Action::RestartHighest { .. } | Action::KillJob(_) => {}
+            Action::RestartHighest { .. } | Action::KillJob(_) | Action::HandOver { .. } => {}
         }
         if self.faults_in_force() == 0 {
             // Every member up and linked: the members that lost their data
@@ -430,7 +443,7 @@ fn draw_fault(
 ) -> Option<(Action, Option<Active>)> {
     // Kinds with weights: process faults, the highest's restart, the command
     // killed, (in clusters with links) a cut, and a member's data lost.
-    const KINDS: [(u8, u32); 8] = [
+    const KINDS: [(u8, u32); 9] = [
         (0, 2), // kill -9
         (1, 2), // Ctrl-C
         (2, 2), // restart of the highest
@@ -439,6 +452,7 @@ fn draw_fault(
         (5, 1), // the command killed
         (6, 3), // a link cut
         (7, 2), // a machine crashed and its data directory lost
+        (8, 2), // a planned hand-over
     ];
     let total: u32 = KINDS.iter().map(|&(_, weight)| weight).sum();
     let mut pick = rng.random_range(0..total);
@@ -470,6 +484,11 @@ fn draw_fault(
         3 => target(rng, model).map(|id| (Action::PauseAgent(id), Some(Active::AgentPaused(id)))),
         4 => target(rng, model).map(|id| (Action::PauseTree(id), Some(Active::TreePaused(id)))),
         7 => lose_data(rng, model, grace_ms),
+        // On the member expected to lead, which runs (not down, not paused).
+        8 => model.expected_leader().map(|id| {
+            let abstain_ms = rng.random_range(1_000..=3_000);
+            (Action::HandOver { id, abstain_ms }, None)
+        }),
         // At most [`MAX_JOBS_KILLED`]: the agent's back-off counts a command
         // that ends by itself within a second as a failure, and steps aside
         // for seconds after three in a row (`child.failure_limit`), which a
@@ -705,6 +724,10 @@ mod tests {
                     Action::RestartHighest { id, .. } => {
                         assert_eq!(id, schedule.size);
                         assert!(model.runs(id));
+                    }
+                    Action::HandOver { id, abstain_ms } => {
+                        assert_eq!(model.expected_leader(), Some(id), "seed {seed}");
+                        assert!((1_000..=3_000).contains(&abstain_ms));
                     }
                     Action::LoseData {
                         id,

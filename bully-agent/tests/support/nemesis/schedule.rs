@@ -776,7 +776,7 @@ mod tests {
             "2,000 schedules lose a follower's data during a cut only \
              {lost_by_a_follower_during_a_cut} times"
         );
-        assert_eq!(kinds.len(), 12, "every kind of step is drawn");
+        assert_eq!(kinds.len(), 13, "every kind of step is drawn");
     }
 
     #[test]

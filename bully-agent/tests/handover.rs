@@ -49,21 +49,7 @@ fn handover(cluster: &Cluster, id: u64, args: &[&str]) -> Output {
 fn gap_without_overlap(cluster: &Cluster, old: &Line, new: &Line) -> u64 {
     // Let the old job's last lines land, then read the whole log.
     std::thread::sleep(Duration::from_millis(STOP_MS + 200));
-    let log = cluster.child_log();
-    assert_eq!(
-        log.overlaps(),
-        [],
-        "two jobs at once\n{}",
-        cluster.all_logs()
-    );
-    assert_eq!(log.token_regressions(), [], "{}", cluster.all_logs());
-    let stopped = log
-        .intervals()
-        .into_iter()
-        .find(|interval| interval.token == old.token && interval.stopped)
-        .expect("the old job stopped")
-        .end_millis;
-    let gap = new.millis.saturating_sub(stopped);
+    let gap = cluster.hand_over_gap(old, new);
     // A failover by timeout would start only a leader timeout after the old
     // leader's last heartbeat, which it sent before its job began to stop.
     assert!(

@@ -846,6 +846,27 @@ impl Cluster {
         ChildLog::read(&self.child_log).unwrap_or_else(|error| panic!("{error}"))
     }
 
+    /// After one job handed over to the next (`old`'s start line, then
+    /// `new`'s): asserts that no two jobs ever wrote at once and no token went
+    /// back, and returns the milliseconds from `old`'s last line to `new`'s
+    /// first. Call it once `old`'s last lines have landed.
+    pub(crate) fn hand_over_gap(
+        &self,
+        old: &super::child_log::Line,
+        new: &super::child_log::Line,
+    ) -> u64 {
+        let log = self.child_log();
+        assert_eq!(log.overlaps(), [], "two jobs at once\n{}", self.all_logs());
+        assert_eq!(log.token_regressions(), [], "{}", self.all_logs());
+        let stopped = log
+            .intervals()
+            .into_iter()
+            .find(|interval| interval.token == old.token && interval.stopped)
+            .unwrap_or_else(|| panic!("the old job did not stop\n{}", self.all_logs()))
+            .end_millis;
+        new.millis.saturating_sub(stopped)
+    }
+
     /// The child log's path.
     pub(crate) fn child_log_path(&self) -> &Path {
         &self.child_log

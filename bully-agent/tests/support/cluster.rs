@@ -974,13 +974,7 @@ impl Cluster {
 
     /// `id`'s `/metrics` (Prometheus text); panics if it does not answer.
     pub(crate) fn metrics(&self, id: u64) -> String {
-        let url = format!("http://{}/metrics", self.node(id).http);
-        ureq::get(&url)
-            .call()
-            .unwrap_or_else(|error| panic!("{url}: {error}"))
-            .body_mut()
-            .read_to_string()
-            .unwrap_or_else(|error| panic!("{url}: {error}"))
+        self.get(id, "/metrics")
     }
 
     /// Kills every process this cluster started: the agents' groups (agents and

@@ -132,9 +132,20 @@ echo "Prometheus loaded $rules rules (alerts and a recording rule), all healthy"
 
 # client-go's gauge: one series per agent, labelled with the default lease
 # name (bully-agent-CLUSTER), 1 on the leader only.
-masters=$(curl -sf "http://127.0.0.1:$prom_port/api/v1/query" \
-  --data-urlencode 'query=leader_election_master_status{name="bully-agent-9"}' |
-  python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), " ".join(s["metric"]["instance"] for s in r if s["value"][1] == "1"))')
+# Prometheus scrapes each target on its own schedule, so the three series
+# may not all be there yet when the first leader shows: wait (at most 30 s)
+# for all three before comparing.
+masters_now() {
+  curl -sf "http://127.0.0.1:$prom_port/api/v1/query" \
+    --data-urlencode 'query=leader_election_master_status{name="bully-agent-9"}' |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), " ".join(s["metric"]["instance"] for s in r if s["value"][1] == "1"))'
+}
+deadline=$((SECONDS + 30))
+masters=$(masters_now || true)
+while [ "${masters%% *}" != 3 ] && [ $SECONDS -lt $deadline ]; do
+  sleep 0.5
+  masters=$(masters_now || true)
+done
 echo "leader_election_master_status: $masters"
 [ "$masters" = "3 $first" ]
 

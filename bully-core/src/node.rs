@@ -34,6 +34,7 @@
 //!   announcement in `announcement.rs` (R3, G15).
 //! - **Commands and policies:** `commands.rs` (start, elect, step down, hand
 //!   over: R33, work stopped, suspect), `membership.rs`, `eligibility.rs` (R29).
+//! - **Copies:** `equality.rs`, when two nodes are one state (`Eq`, `Hash`).
 
 mod algorithm;
 mod announcement;
@@ -47,6 +48,7 @@ mod dispatch;
 mod durable;
 mod election;
 mod eligibility;
+mod equality;
 mod failure_detector;
 mod heartbeat_loss;
 mod leadership;
@@ -70,7 +72,6 @@ mod takeover_tests;
 mod votes;
 
 use std::collections::VecDeque;
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use crate::config::{Config, ConfigError, Timings};
@@ -142,6 +143,31 @@ pub(super) enum Phase {
 /// nothing, what [`poll_permit`](Node::poll_permit) last told, derived from the
 /// lease and from what was polled, and caches of what the configuration implies. A model checker uses this to recognise a state it has already
 /// explored (`bully-sim/tests/model.rs`).
+///
+/// ```
+/// use std::time::Instant;
+/// use bully_core::{Config, DropReason, DurableState, Message, Node, NodeId, Role, Term};
+///
+/// let members = [NodeId(1), NodeId(2)];
+/// // A new cluster's first start (any other start waits a follower lease first).
+/// let first = DurableState::first_boot();
+/// let mut one = Node::with_durable_state(NodeId(1), members, Config::default(), first.clone())?;
+/// let mut two = Node::with_durable_state(NodeId(2), members, Config::default(), first)?;
+/// let now = Instant::now();
+/// one.start(now);
+/// two.start(now);
+/// // 2, the highest, tells 1 it is the coordinator; the caller carries it over.
+/// let claim = two.poll_transmit().expect("a Coordinator to 1");
+/// assert_eq!(claim.to, NodeId(1));
+/// one.handle_message(now, NodeId(2), claim.message);
+/// assert_eq!(one.leader().map(|leader| leader.id), Some(NodeId(2)));
+/// assert_eq!(one.role(), Role::Follower);
+/// // A message from outside the cluster changes nothing; it is counted.
+/// one.handle_message(now, NodeId(9), Message::Election { term: Term(7) });
+/// assert_eq!(one.stats().dropped[DropReason::NotMember], 1);
+/// assert_eq!(one.leader().map(|leader| leader.id), Some(NodeId(2)));
+/// # Ok::<(), bully_core::ConfigError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Node {
     id: NodeId,
@@ -185,67 +211,6 @@ pub struct Node {
     connectivity: connectivity::Connectivity,
     /// The permit to work as `poll_permit` last told it (`permit.rs`).
     published: published::Published,
-}
-
-impl Node {
-    /// The protocol state: every field but `stats`, as one tuple of references,
-    /// so that `Eq` and `Hash` agree. Destructured without `..`, so a new field
-    /// must be placed here or explicitly left out.
-    fn protocol_state(&self) -> impl PartialEq + Hash + '_ {
-        let Node {
-            id,
-            config: _,
-            // What the configuration implies: compared through `config`.
-            timings: _,
-            members,
-            term,
-            leader,
-            highest,
-            phase,
-            timers,
-            transmits,
-            events,
-            stats: _,
-            latest,
-            abstaining,
-            handing_over_to,
-            announced_at,
-            pending_election,
-            modified,
-            ring,
-            votes,
-            requests,
-            detector,
-            connectivity,
-            // What the driver was told of the permit: derived from the lease
-            // and from what was polled, it decides nothing the protocol does
-            // (as `stats` records what happened), so two nodes that differ
-            // only in what their drivers read are one state to a model checker.
-            published: _,
-        } = self;
-        (
-            (id, members, term, leader, highest, phase, timers, transmits),
-            (events, latest, abstaining, handing_over_to, announced_at),
-            (pending_election, modified, ring, votes),
-            (requests, detector, connectivity),
-        )
-    }
-}
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Node) -> bool {
-        self.config == other.config && self.protocol_state() == other.protocol_state()
-    }
-}
-
-impl Eq for Node {}
-
-impl Hash for Node {
-    /// Hashes the protocol state but the configuration (which `Config`, holding
-    /// an `f64`, cannot hash; equal nodes still hash equal).
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.protocol_state().hash(state);
-    }
 }
 
 impl Node {

@@ -33,6 +33,26 @@ pub(crate) struct Threads {
 /// and tells the others first, so they elect without waiting out the leader
 /// timeout; then every thread the handle started is joined. Dropping the handle
 /// does the same, and ignores failures.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+///
+/// let members = [NodeId(1), NodeId(2)];
+/// let network = bully_std::MemNetwork::new();
+/// let one = bully_std::spawn(Node::new(NodeId(1), members, Config::default())?, network.endpoint(NodeId(1)));
+/// let two = bully_std::spawn(Node::new(NodeId(2), members, Config::default())?, network.endpoint(NodeId(2)));
+/// // Who leads, as this node knows it.
+/// assert_eq!(one.wait_for_leader(Duration::from_secs(5))?.id, NodeId(2));
+/// // The leader's permit to work, with its fencing token.
+/// let permit = two.permit(Duration::from_secs(5))?;
+/// assert_eq!(permit.token().leader, NodeId(2));
+/// // 2 leaves gracefully (a leader resigns first); 1 is elected in a newer term.
+/// two.shutdown()?;
+/// let next = one.permit(Duration::from_secs(5))?;
+/// assert!(next.token() > permit.token());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Handle {
     pub(crate) id: NodeId,
     pub(crate) inputs: mpsc::Sender<Input>,

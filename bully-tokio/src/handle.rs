@@ -19,6 +19,29 @@ use crate::permit::Permit;
 ///
 /// Dropping the handle stops the task as [`shutdown`](Handle::shutdown) does (a
 /// leader resigns first), without waiting for it.
+///
+/// ```
+/// use std::time::Duration;
+/// use bully_core::{Config, Node, NodeId};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let members = [NodeId(1), NodeId(2)];
+/// let network = bully_tokio::MemNetwork::new();
+/// let one = bully_tokio::spawn(Node::new(NodeId(1), members, Config::default())?, network.endpoint(NodeId(1)));
+/// let two = bully_tokio::spawn(Node::new(NodeId(2), members, Config::default())?, network.endpoint(NodeId(2)));
+/// // Who leads, as this node knows it.
+/// assert_eq!(one.wait_for_leader(Duration::from_secs(5)).await?.id, NodeId(2));
+/// // The leader's permit to work, with its fencing token.
+/// let permit = two.permit(Duration::from_secs(5)).await?;
+/// assert_eq!(permit.token().leader, NodeId(2));
+/// // 2 leaves gracefully (a leader resigns first); 1 is elected in a newer term.
+/// two.shutdown().await?;
+/// let next = one.permit(Duration::from_secs(5)).await?;
+/// assert!(next.token() > permit.token());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Handle {
     pub(crate) id: NodeId,

@@ -38,6 +38,55 @@ use bully_core::{Message, NodeId};
 /// - **Senders are identified by the transport.** `recv` returns the member that
 ///   sent the message; an authenticated transport is what makes that claim true.
 ///   The node itself drops messages from non-members and from itself.
+///
+/// A custom transport only has to move [`Message`]s between [`NodeId`]s; here,
+/// a two-member link over tokio channels (whose `recv` is cancel safe):
+///
+/// ```
+/// use async_trait::async_trait;
+/// use bully_core::{Message, NodeId};
+/// use bully_tokio::{Transport, TransportError};
+/// use tokio::sync::mpsc::{Receiver, Sender};
+///
+/// /// Everything sent goes to the one peer.
+/// struct Pipe {
+///     me: NodeId,
+///     peer: NodeId,
+///     out: Sender<(NodeId, Message)>,
+///     inbox: Receiver<(NodeId, Message)>,
+/// }
+///
+/// #[async_trait]
+/// impl Transport for Pipe {
+///     async fn send(&mut self, to: NodeId, message: &Message) -> Result<(), TransportError> {
+///         if to != self.peer {
+///             return Err(TransportError::UnknownMember(to));
+///         }
+///         // A full or closed pipe is a lost datagram, not an error.
+///         let _ = self.out.try_send((self.me, message.clone()));
+///         Ok(())
+///     }
+///
+///     async fn recv(&mut self) -> Result<(NodeId, Message), TransportError> {
+///         self.inbox.recv().await.ok_or(TransportError::Closed)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use bully_core::{Config, Node};
+/// let (to_two, from_one) = tokio::sync::mpsc::channel(64);
+/// let (to_one, from_two) = tokio::sync::mpsc::channel(64);
+/// let members = [NodeId(1), NodeId(2)];
+/// let one = Pipe { me: NodeId(1), peer: NodeId(2), out: to_two, inbox: from_two };
+/// let two = Pipe { me: NodeId(2), peer: NodeId(1), out: to_one, inbox: from_one };
+/// let one = bully_tokio::spawn(Node::new(NodeId(1), members, Config::default())?, one);
+/// let _two = bully_tokio::spawn(Node::new(NodeId(2), members, Config::default())?, two);
+/// let leader = one.wait_for_leader(std::time::Duration::from_secs(5)).await?;
+/// assert_eq!(leader.id, NodeId(2));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait Transport: Send + 'static {
     /// Sends `message` to member `to`.

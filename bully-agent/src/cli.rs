@@ -193,8 +193,9 @@ pub enum Command {
     /// Hand the job over: the running agent (this machine's, the leader) stops
     /// it, and the member named, or the next highest, starts it without
     /// waiting for a leader timeout. With `listen` set, waits for the agent's
-    /// verdict (status 1 if it refused: it does not lead, or a live member
-    /// above the one named would lead instead).
+    /// verdict (status 1 if it refused: it does not lead, a live member
+    /// above the one named would lead instead, or no other member that may
+    /// lead is live).
     Handover {
         /// The configuration file the agent runs with.
         #[arg(long, short)]

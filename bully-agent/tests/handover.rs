@@ -2,7 +2,8 @@
 //! handover --to 2` on its machine stops the job there, and 2 starts it
 //! without anyone waiting for a leader timeout, never while 3's still runs.
 //! A hand-over the Bully rule would not honour (to 1, while 2 is live) is
-//! refused and changes nothing; so is one asked of a follower. SIGTERM on the
+//! refused and changes nothing; so is one asked of a follower, and one asked
+//! of a lone member, which nobody could take the job from. SIGTERM on the
 //! leader hands over to the next highest the same way.
 //!
 //! The gaps printed (the old job's last line to the new job's first) are what
@@ -115,4 +116,30 @@ fn sigterm_on_the_leader_hands_the_job_to_the_next_highest() {
     assert_eq!(second.token.leader.0, 2, "{}", cluster.all_logs());
     let gap = gap_without_overlap(cluster, &first, &second);
     println!("SIGTERM: 2's job started {gap} ms after 3's stopped");
+}
+
+#[test]
+fn a_lone_member_asked_to_hand_over_keeps_its_job() {
+    let mut cluster = Cluster::configure(Options::plain(1, TIMING));
+    cluster.set_job_stop_ms(1, STOP_MS);
+    cluster.spawn(1);
+    let first = cluster.wait_for_start_above(None, PATIENCE);
+    assert_eq!(first.token.leader.0, 1, "{}", cluster.all_logs());
+
+    // Nobody could take the job: refused, rather than leaving it to nobody
+    // while 1 stays out.
+    let refused = handover(&cluster, 1, &[]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("nobody would take over"), "{said}");
+    std::thread::sleep(Duration::from_millis(STOP_MS + 200));
+    let log = cluster.child_log();
+    assert!(
+        log.intervals().iter().all(|interval| !interval.stopped),
+        "a refused hand-over stopped the job\n{}",
+        cluster.all_logs()
+    );
+    let status = cluster.status(1).expect("1's endpoint");
+    assert_eq!((status.role.as_str(), status.leader), ("leader", Some(1)));
+    assert_eq!(status.handover.handed_over, 0);
 }

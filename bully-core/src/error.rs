@@ -28,6 +28,11 @@ pub enum CommandError {
         /// The live member above it.
         by: NodeId,
     },
+    /// A hand-over to no member in particular, when no other member that
+    /// may lead is live as far as this leader knows (a lone member, peers
+    /// down, only observers besides it): the work would be left to nobody.
+    #[error("no other member that may lead is live: nobody would take over")]
+    NoSuccessor,
     /// The membership the command would leave is not one the configuration can
     /// run (a quorum it cannot meet, nobody who may stand).
     #[error("the membership would be invalid: {0}")]

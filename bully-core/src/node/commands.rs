@@ -185,7 +185,10 @@ impl Node {
     /// The highest live member leads, so a hand-over to a member below another
     /// live one would only move the leadership to that one: it is refused
     /// ([`CommandError::Outranked`]), as is a hand-over to itself, to a
-    /// non-member or to an observer. "Live" is what the leader knows: with a
+    /// non-member or to an observer, and a hand-over to no member in
+    /// particular when no other candidate is live
+    /// ([`CommandError::NoSuccessor`]: a lone member, or one whose peers are
+    /// down or only observers). "Live" is what the leader knows: with a
     /// quorum, the members that acknowledged its recent heartbeat rounds;
     /// without one, every member not suspected. Returns `Ok(false)`, and does
     /// nothing, when this node does not lead.
@@ -231,10 +234,18 @@ impl Node {
         if self.phase != Phase::Leading {
             return Ok(false);
         }
-        if let Some(to) = to {
-            if let Some(by) = self.outranking(to) {
-                return Err(CommandError::Outranked { to, by });
+        match to {
+            Some(to) => {
+                if let Some(by) = self.outranking(to) {
+                    return Err(CommandError::Outranked { to, by });
+                }
             }
+            // Stepping down with nobody live to elect would leave the work to
+            // nobody until the abstention ends.
+            None if self.highest_live_other().is_none() => {
+                return Err(CommandError::NoSuccessor);
+            }
+            None => {}
         }
         self.handing_over_to = to;
         if until > now {

@@ -147,29 +147,32 @@ impl Node {
     }
 
     /// The live member above `to` (not this node) that would win the
-    /// election a hand-over to `to` starts, if any: with a quorum, the
-    /// highest candidate that acknowledged this leadership's rounds sent a
-    /// round trip or more ago, or any of its requests while none is that old
-    /// (it hears the leader, so it hears the election); without one, the
-    /// highest candidate not suspected nor resigned.
+    /// election a hand-over to `to` starts, if any.
     ///
     /// docs/protocol.md: R33, a planned hand-over.
     pub(super) fn outranking(&self, to: NodeId) -> Option<NodeId> {
-        let above = |id: NodeId| id > to && id != self.id;
+        self.highest_live_other().filter(|&id| id > to)
+    }
+
+    /// The highest live candidate other than this node, the one a hand-over
+    /// to nobody in particular leaves the work to: with a quorum, the highest
+    /// candidate that acknowledged this leadership's rounds sent a round trip
+    /// or more ago, or any of its requests while none is that old (it hears
+    /// the leader, so it hears the election); without one, the highest
+    /// candidate not suspected nor resigned.
+    pub(super) fn highest_live_other(&self) -> Option<NodeId> {
         if self.quorum().is_some() {
             // Request 0 when no round is a round trip old yet: any
             // acknowledgement of this leadership (its votes) counts.
             let due = self.latest.map_or(0, |now| self.round_due_by(now));
-            self.members
-                .highest_candidate_acknowledging(self.id, due)
-                .filter(|&id| above(id))
+            self.members.highest_candidate_acknowledging(self.id, due)
         } else {
             self.members
                 .ids()
                 .iter()
                 .rev()
                 .copied()
-                .find(|&id| above(id) && self.members.is_live_candidate(id))
+                .find(|&id| id != self.id && self.members.is_live_candidate(id))
         }
     }
 }

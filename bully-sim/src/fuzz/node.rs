@@ -305,6 +305,13 @@ fn drive_node(
                         );
                         assert_eq!(node.role(), Role::Leader, "command: a refused hand-over");
                     }
+                    Err(bully_core::CommandError::NoSuccessor) => {
+                        assert!(
+                            leading && to.is_none(),
+                            "command: hand_over to {to:?} refused for want of a successor"
+                        );
+                        assert_eq!(node.role(), Role::Leader, "command: a refused hand-over");
+                    }
                     Err(error) => {
                         let known =
                             to.is_some_and(|to| to != node.id() && node.members().contains(&to));

@@ -192,3 +192,62 @@ fn a_hand_over_names_a_member_that_may_lead() {
     assert_eq!(follower, Ok(false));
     assert_eq!(sim.agreed_leader(), Some(NodeId(3)));
 }
+
+/// A hand-over to nobody in particular where nobody could take over: `leader`
+/// is refused (`NoSuccessor`), keeps leading and does not abstain.
+fn refused_for_want_of_a_successor(config: &Config, sim: &mut Simulation, leader: NodeId) {
+    let until = sim.now() + sim.settle_bound() * 4;
+    let refused = sim
+        .command(leader, |node, now| node.hand_over(now, None, until))
+        .unwrap();
+    assert_eq!(refused, Err(CommandError::NoSuccessor), "{config:?}");
+    let node = sim.node(leader).unwrap();
+    assert_eq!(node.role(), Role::Leader, "{config:?}");
+    assert_eq!(node.abstaining_until(), None, "{config:?}");
+    let bound = sim.settle_bound();
+    sim.run_for(bound);
+    assert!(sim.leaders().contains(&leader), "{config:?}");
+    assert!(
+        sim.violations().is_empty(),
+        "{config:?}: {:?}",
+        sim.violations()
+    );
+}
+
+#[test]
+fn a_lone_member_asked_to_hand_over_keeps_its_work() {
+    for config in configs() {
+        let mut sim = scenario::settled(&config, 1, 11).unwrap();
+        assert_eq!(sim.agreed_leader(), Some(NodeId(1)), "{config:?}");
+        refused_for_want_of_a_successor(&config, &mut sim, NodeId(1));
+    }
+}
+
+#[test]
+fn a_leader_whose_peers_are_all_gone_keeps_its_work_when_asked_to_hand_over() {
+    // Without a quorum: three members, 1 and 2 crash and 3 learns it. With a
+    // majority: two machines and a voting witness, 2; 1 crashes and its
+    // acknowledgements stop, while the witness keeps 3's quorum.
+    for config in configs() {
+        let mut sim;
+        if config.quorum() == Quorum::None {
+            sim = scenario::settled(&config, 3, 11).unwrap();
+            for gone in [NodeId(1), NodeId(2)] {
+                sim.crash(gone).unwrap();
+                sim.command(NodeId(3), |node, now| node.suspect(now, gone))
+                    .unwrap()
+                    .unwrap();
+            }
+        } else {
+            let config = config
+                .clone()
+                .with_observers([NodeId(2)])
+                .with_observers_vote(true);
+            sim = scenario::settled(&config, 3, 11).unwrap();
+            sim.crash(NodeId(1)).unwrap();
+            sim.run_for(config.heartbeat_interval() * 3);
+        }
+        assert_eq!(sim.agreed_leader(), Some(NodeId(3)), "{config:?}");
+        refused_for_want_of_a_successor(&config, &mut sim, NodeId(3));
+    }
+}

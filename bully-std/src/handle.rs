@@ -291,7 +291,8 @@ impl Handle {
     /// leadership back. The permit ends first, as for any step-down.
     /// `Ok(Ok(false))` when this node does not lead; `Ok(Err(..))` when the
     /// node refuses the member named (itself, a stranger, an observer, or one
-    /// a live member above it would beat).
+    /// a live member above it would beat), or, with `None`, when no other
+    /// member that may lead is live (`CommandError::NoSuccessor`).
     pub fn hand_over(
         &self,
         to: Option<NodeId>,

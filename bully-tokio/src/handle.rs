@@ -323,7 +323,8 @@ impl Handle {
     /// under [`run_while_leader`](Self::run_while_leader) is cancelled.
     /// `Ok(Ok(false))` when this node does not lead; `Ok(Err(..))` when the
     /// node refuses the member named (itself, a stranger, an observer, or one
-    /// a live member above it would beat).
+    /// a live member above it would beat), or, with `None`, when no other
+    /// member that may lead is live (`CommandError::NoSuccessor`).
     pub async fn hand_over(
         &self,
         to: Option<NodeId>,

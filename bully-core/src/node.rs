@@ -186,8 +186,10 @@ pub struct Node {
     stats: Stats,
     /// The latest instant seen, so that time never runs backwards.
     latest: Option<Instant>,
-    /// Set by `step_down`: out of elections until it follows a leader or times out.
-    abstaining: bool,
+    /// It stepped down (or withdrew its start's announcement) and leaves the
+    /// next election to the others: it answers no `Election` and takes no
+    /// `Takeover` until it follows a leader or stands again itself (R34).
+    standing_aside: bool,
     /// The member a hand-over named, until its `Resign` names it (R33).
     handing_over_to: Option<NodeId>,
     /// When this node last announced its leadership (to tell a member that missed
@@ -255,7 +257,7 @@ impl Node {
             stats: Stats::default(),
             latest: None,
             announced_at: None,
-            abstaining: false,
+            standing_aside: false,
             handing_over_to: None,
             pending_election: None,
             modified: collection::Collection::default(),

@@ -711,3 +711,96 @@ fn an_election_that_came_to_nothing_is_run_again_in_its_own_term_while_the_probe
     );
     assert_eq!(node.term(), Term(2));
 }
+
+/// 3 of 1..=4, modified Bully with a majority under `Preemption::Always`,
+/// elects at once and leads with the votes of 1 and 2; 4 is down and answers
+/// nothing. Returns the node, leading, and when it began to lead.
+fn leading_3_of_4_while_4_is_down() -> (Node, Instant) {
+    let config = Config::default()
+        .with_algorithm(Algorithm::Modified)
+        .with_quorum(Quorum::Majority)
+        .with_preemption(Preemption::Always);
+    let mut now = Instant::now();
+    let mut node = support::first_boot(3, ids(1..=4), config);
+    node.start_election(now);
+    let mut sent = drain(&mut node);
+    for _ in 0..20 {
+        for t in sent.iter().filter(|t| t.to != NodeId(4)) {
+            match t.message {
+                Message::Probe { term } => {
+                    probe_reply(&mut node, now, t.to, term, None, false);
+                }
+                Message::Coordinator { term, round } => {
+                    node.handle_message(now, t.to, Message::Ack { term, round });
+                }
+                _ => {}
+            }
+        }
+        if node.role() == Role::Leader {
+            drain(&mut node);
+            return (node, now);
+        }
+        (now, sent) = next_timer(&mut node);
+    }
+    panic!("3 does not lead with the votes of 1 and 2");
+}
+
+#[test]
+fn process_3_that_stepped_aside_answers_the_election_its_probe_waits_for_once_it_stands_again() {
+    // 3 leads 1 and 2 while 4 is down; then it steps down, or hands over to
+    // 4 (nothing above 4 is live, so the hand-over stands) and abstains for
+    // 300 ms. Either way it leaves the next election to the others and
+    // answers no Election. But 1 and 2 are not a majority of four: nobody
+    // leads without 3. When 3 stands again (its leader timeout; the end of
+    // its abstention) it probes, and 1 tells it that it elects in a newer
+    // term: 3 waits for that election (the join rule) and must answer its
+    // Election, else 1 and 2 elect on without it, and 3 waits on them, until
+    // their timers happen to fall apart (12.8 s, against a settle bound of
+    // 7.3 s, in the `cluster` fuzz target's schedule).
+    let ms = Duration::from_millis;
+    for hands_over in [false, true] {
+        let (mut node, led_at) = leading_3_of_4_while_4_is_down();
+        let at = led_at + ms(50);
+        if hands_over {
+            assert_eq!(node.hand_over(at, Some(NodeId(4)), at + ms(300)), Ok(true));
+        } else {
+            assert!(node.step_down(at));
+        }
+        assert!(
+            kinds(&drain(&mut node))
+                .iter()
+                .all(|&(_, kind)| kind == "other"),
+            "its Resign only"
+        );
+        // 3 stands again: a probe, in its own term.
+        let mut now = at;
+        let mut sent = Vec::new();
+        for _ in 0..10 {
+            (now, sent) = next_timer(&mut node);
+            if !sent.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(
+            kinds(&sent),
+            vec![(1, "probe"), (2, "probe"), (4, "probe")],
+            "hands over {hands_over}: 3 stands again"
+        );
+        let term = node.term();
+        let newer = Term(term.0 + 1);
+        // 1 started an election of a newer term meanwhile: its Election
+        // reaches 3, then the replies (4's never comes).
+        node.handle_message(now, NodeId(1), Message::Election { term: newer });
+        probe_reply(&mut node, now, NodeId(1), newer, Some(NodeId(1)), false);
+        probe_reply(&mut node, now, NodeId(2), term, None, false);
+        let mut sent = drain(&mut node);
+        let (_, after_probe) = next_timer(&mut node);
+        sent.extend(after_probe);
+        assert!(
+            sent.iter()
+                .any(|t| t.to == NodeId(1) && t.message == Message::Answer { term: newer }),
+            "hands over {hands_over}: 3 answers 1's Election: {sent:?}"
+        );
+        assert_eq!(node.stats().dropped[DropReason::Outdated], 0);
+    }
+}

@@ -86,7 +86,7 @@ impl Node {
         self.timers.stop(Timer::Answer);
         self.broadcast_resign(term);
         self.become_idle();
-        self.abstaining = true;
+        self.standing_aside = true;
         self.arm_leader_timeout(now);
         true
     }

@@ -60,7 +60,7 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
-        if self.abstaining {
+        if self.standing_aside {
             // It resigned and the members elect without it: answering would make
             // the sender wait for a Coordinator this node will not send, and
             // joining would race the members that no longer ask it.

@@ -130,7 +130,9 @@ impl Node {
             self.broadcast_resign(term);
         }
         self.resign_leadership();
-        self.abstaining = true;
+        // docs/protocol.md: R34, standing aside after a step-down: the members
+        // elect without it, until it follows a leader or stands itself.
+        self.standing_aside = true;
         self.arm_leader_timeout(now);
         true
     }

@@ -45,7 +45,7 @@ impl Node {
     /// What starting to run an election does whatever the algorithm: leave the
     /// leader role, let go of the leader, move the term, stop the other waits.
     pub(super) fn enter_election(&mut self, term: Term) {
-        self.abstaining = false;
+        self.standing_aside = false;
         self.leave_role();
         self.drop_leader();
         self.term = self.term.max(term);

@@ -26,7 +26,7 @@ impl Node {
             events,
             stats: _,
             latest,
-            abstaining,
+            standing_aside,
             handing_over_to,
             announced_at,
             pending_election,
@@ -44,7 +44,13 @@ impl Node {
         } = self;
         (
             (id, members, term, leader, highest, phase, timers, transmits),
-            (events, latest, abstaining, handing_over_to, announced_at),
+            (
+                events,
+                latest,
+                standing_aside,
+                handing_over_to,
+                announced_at,
+            ),
             (pending_election, modified, ring, votes),
             (requests, detector, connectivity),
         )

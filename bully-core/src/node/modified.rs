@@ -82,7 +82,7 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
-        if self.abstaining {
+        if self.standing_aside {
             self.drop_input(DropReason::Outdated);
             return;
         }
@@ -207,7 +207,7 @@ impl Node {
             self.drop_input(DropReason::Unexpected);
             return;
         }
-        if self.abstaining || self.highest.is_some_and(|highest| term <= highest.term) {
+        if self.standing_aside || self.highest.is_some_and(|highest| term <= highest.term) {
             // It resigned, or that term already has its leadership: a handover
             // prompted by an answer from before (a restarted initiator can collect
             // an Answer addressed to its previous incarnation).

@@ -58,7 +58,7 @@ impl Node {
         self.highest = Some(token);
         self.detector.new_leadership();
         self.phase = Phase::Idle;
-        self.abstaining = false;
+        self.standing_aside = false;
         self.pending_election = None;
         self.timers.stop(Timer::Answer);
         self.timers.stop(Timer::Coordinator);

@@ -79,7 +79,8 @@ impl Node {
             self.drop_input(DropReason::Outdated);
             return;
         }
-        if self.abstaining || !self.members.is_candidate(self.id) || self.known_unconnected(now) {
+        if self.standing_aside || !self.members.is_candidate(self.id) || self.known_unconnected(now)
+        {
             // A resigned member, an observer, or (with a quorum) a member that a
             // probe found cut off from a quorum stays out of the active list but
             // keeps the ring whole by passing the token on.

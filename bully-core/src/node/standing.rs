@@ -44,6 +44,10 @@ impl Node {
         // It stops waiting on another member's election (a ring token, a
         // modified flag) and stands on its own, if the probe lets it.
         self.pending_election = None;
+        // Nor does it leave the election to the others any longer (R34): the
+        // probe may find a lower member's election under way and yield to it
+        // (R11), which only works if this node then answers that Election.
+        self.standing_aside = false;
         self.start_probe(now, true);
     }
 

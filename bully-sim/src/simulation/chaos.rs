@@ -339,7 +339,8 @@ pub struct FaultMix {
     pub reorder: bool,
     /// Partitions, cuts, loss, duplication and jitter beyond the timing model.
     pub network: bool,
-    /// Wrong failure-detector reports, elections and step-downs on command.
+    /// Wrong failure-detector reports, elections, step-downs and hand-overs
+    /// on command.
     pub commands: bool,
     /// Each member's clock drifts at its own rate within the configuration's
     /// bound (`Config::clock_drift`), drawn at the start of the schedule: a third
@@ -445,13 +446,22 @@ pub fn random_schedule(
                 )),
                 _ => Action::Heal,
             },
-            4 => match rng.random_range(0..3) {
+            4 => match rng.random_range(0..4) {
                 0 => Action::Suspect {
                     node: pick(&mut rng),
                     suspect: pick(&mut rng),
                 },
                 1 => Action::StartElection(pick(&mut rng)),
-                _ => Action::StepDown(pick(&mut rng)),
+                2 => Action::StepDown(pick(&mut rng)),
+                // Named or not, to a member that may be down: the abstention
+                // lasts up to six leader timeouts.
+                _ => Action::HandOver {
+                    node: pick(&mut rng),
+                    to: rng.random_bool(0.5).then(|| pick(&mut rng)),
+                    abstain: Duration::from_nanos(
+                        rng.random_range(0..=nanos(config.leader_timeout()) * 6),
+                    ),
+                },
             },
             _ => Action::ClockStep {
                 node: pick(&mut rng),

@@ -179,7 +179,7 @@ struct Tally {
 /// The claim, over seeded schedules with every fault: partitions
 /// (symmetric, one-way, intersecting), loss, duplication, reordering within
 /// `T_M` and jitter past it, crashes, restarts with and without state, wrong
-/// detector reports, elections and step-downs on command, clocks drifting
+/// detector reports, elections, step-downs and hand-overs on command, clocks drifting
 /// within the configuration's ρ (a third of the members at each extreme) and
 /// stepping forward. Schedule `s` runs configuration `s mod 69` of
 /// [`setups`] (3 to 9 members; a majority or `AtLeast(k)`; `Always`, `Never`

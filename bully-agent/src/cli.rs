@@ -194,8 +194,8 @@ pub enum Command {
     /// it, and the member named, or the next highest, starts it without
     /// waiting for a leader timeout. With `listen` set, waits for the agent's
     /// verdict (status 1 if it refused: it does not lead, a live member
-    /// above the one named would lead instead, or no other member that may
-    /// lead is live).
+    /// above the one named would lead instead, the one named is not live, or
+    /// no other member that may lead is live).
     Handover {
         /// The configuration file the agent runs with.
         #[arg(long, short)]

@@ -2,8 +2,9 @@
 //! handover --to 2` on its machine stops the job there, and 2 starts it
 //! without anyone waiting for a leader timeout, never while 3's still runs.
 //! A hand-over the Bully rule would not honour (to 1, while 2 is live) is
-//! refused and changes nothing; so is one asked of a follower, and one asked
-//! of a lone member, which nobody could take the job from. SIGTERM on the
+//! refused and changes nothing; so is one asked of a follower, one to a
+//! member that is down, which would never hear its name, and one asked of a
+//! lone member, which nobody could take the job from. SIGTERM on the
 //! leader hands over to the next highest the same way.
 //!
 //! The gaps printed (the old job's last line to the new job's first) are what
@@ -141,5 +142,33 @@ fn a_lone_member_asked_to_hand_over_keeps_its_job() {
     );
     let status = cluster.status(1).expect("1's endpoint");
     assert_eq!((status.role.as_str(), status.leader), ("leader", Some(1)));
+    assert_eq!(status.handover.handed_over, 0);
+}
+
+#[test]
+fn a_hand_over_to_a_member_that_is_down_is_refused_and_3_keeps_its_job() {
+    let cluster = &mut three();
+    let first = cluster.wait_for_start_above(None, PATIENCE);
+    assert_eq!(first.token.leader.0, 3, "{}", cluster.all_logs());
+    cluster.wait_for_agreement(PATIENCE);
+
+    // 2's machine dies. 3 knows within a few heartbeats: 2 acknowledges
+    // none. Named, 2 would never hear it, and 1 would start the job only
+    // after its timeout: refused.
+    cluster.kill9(2);
+    std::thread::sleep(Duration::from_millis(TIMING.leader_timeout_ms / 2));
+    let refused = handover(cluster, 3, &["--to", "2"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("node 2 is not live"), "{said}");
+    std::thread::sleep(Duration::from_millis(STOP_MS + 200));
+    let log = cluster.child_log();
+    assert!(
+        log.intervals().iter().all(|interval| !interval.stopped),
+        "a refused hand-over stopped the job\n{}",
+        cluster.all_logs()
+    );
+    let status = cluster.status(3).expect("3's endpoint");
+    assert_eq!((status.role.as_str(), status.leader), ("leader", Some(3)));
     assert_eq!(status.handover.handed_over, 0);
 }

@@ -28,6 +28,13 @@ pub enum CommandError {
         /// The live member above it.
         by: NodeId,
     },
+    /// A hand-over to a member that is not live as far as this leader
+    /// knows (with a quorum, it acknowledged none of the recent heartbeat
+    /// rounds; without one, it is suspected): it would not hear the
+    /// resignation that names it, and the others would elect only after
+    /// their timeouts. Hand over once it is back, or with no member named.
+    #[error("node {0} is not live as far as the leader knows: it would not take over")]
+    NotLive(NodeId),
     /// A hand-over to no member in particular, when no other member that
     /// may lead is live as far as this leader knows (a lone member, peers
     /// down, only observers besides it): the work would be left to nobody.

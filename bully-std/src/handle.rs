@@ -290,9 +290,10 @@ impl Handle {
     /// timeout, and it abstains for `abstain` so that it does not take the
     /// leadership back. The permit ends first, as for any step-down.
     /// `Ok(Ok(false))` when this node does not lead; `Ok(Err(..))` when the
-    /// node refuses the member named (itself, a stranger, an observer, or one
-    /// a live member above it would beat), or, with `None`, when no other
-    /// member that may lead is live (`CommandError::NoSuccessor`).
+    /// node refuses the member named (itself, a stranger, an observer, one
+    /// a live member above it would beat, or one that is not live:
+    /// `CommandError::NotLive`), or, with `None`, when no other member that
+    /// may lead is live (`CommandError::NoSuccessor`).
     pub fn hand_over(
         &self,
         to: Option<NodeId>,

@@ -322,9 +322,10 @@ impl Handle {
     /// leadership back. The permit ends first, as for any step-down: work
     /// under [`run_while_leader`](Self::run_while_leader) is cancelled.
     /// `Ok(Ok(false))` when this node does not lead; `Ok(Err(..))` when the
-    /// node refuses the member named (itself, a stranger, an observer, or one
-    /// a live member above it would beat), or, with `None`, when no other
-    /// member that may lead is live (`CommandError::NoSuccessor`).
+    /// node refuses the member named (itself, a stranger, an observer, one
+    /// a live member above it would beat, or one that is not live:
+    /// `CommandError::NotLive`), or, with `None`, when no other member that
+    /// may lead is live (`CommandError::NoSuccessor`).
     pub async fn hand_over(
         &self,
         to: Option<NodeId>,

@@ -187,8 +187,10 @@ impl Node {
     /// The highest live member leads, so a hand-over to a member below another
     /// live one would only move the leadership to that one: it is refused
     /// ([`CommandError::Outranked`]), as is a hand-over to itself, to a
-    /// non-member or to an observer, and a hand-over to no member in
-    /// particular when no other candidate is live
+    /// non-member or to an observer, to a member that is not live
+    /// ([`CommandError::NotLive`]: it would not hear its name, and the
+    /// others would elect only after their timeouts), and a hand-over to no
+    /// member in particular when no other candidate is live
     /// ([`CommandError::NoSuccessor`]: a lone member, or one whose peers are
     /// down or only observers). "Live" is what the leader knows: with a
     /// quorum, the members that acknowledged its recent heartbeat rounds;
@@ -240,6 +242,11 @@ impl Node {
             Some(to) => {
                 if let Some(by) = self.outranking(to) {
                     return Err(CommandError::Outranked { to, by });
+                }
+                // A member that is down would not hear its name: the work
+                // would wait for the others' timeouts.
+                if !self.is_live_other(to) {
+                    return Err(CommandError::NotLive(to));
                 }
             }
             // Stepping down with nobody live to elect would leave the work to

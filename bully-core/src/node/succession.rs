@@ -155,24 +155,32 @@ impl Node {
     }
 
     /// The highest live candidate other than this node, the one a hand-over
-    /// to nobody in particular leaves the work to: with a quorum, the highest
-    /// candidate that acknowledged this leadership's rounds sent a round trip
-    /// or more ago, or any of its requests while none is that old (it hears
-    /// the leader, so it hears the election); without one, the highest
-    /// candidate not suspected nor resigned.
+    /// to nobody in particular leaves the work to (see
+    /// [`is_live_other`](Node::is_live_other)).
     pub(super) fn highest_live_other(&self) -> Option<NodeId> {
+        self.members
+            .ids()
+            .iter()
+            .rev()
+            .copied()
+            .find(|&id| id != self.id && self.members.is_candidate(id) && self.is_live_other(id))
+    }
+
+    /// Whether `id`, another member, is live as far as this leader knows:
+    /// with a quorum, it acknowledged this leadership's rounds sent a round
+    /// trip or more ago, or any of its requests while none is that old (it
+    /// hears the leader, so it hears the election); without one, it is not
+    /// suspected nor resigned.
+    pub(super) fn is_live_other(&self, id: NodeId) -> bool {
         if self.quorum().is_some() {
             // Request 0 when no round is a round trip old yet: any
             // acknowledgement of this leadership (its votes) counts.
             let due = self.latest.map_or(0, |now| self.round_due_by(now));
-            self.members.highest_candidate_acknowledging(self.id, due)
-        } else {
             self.members
-                .ids()
-                .iter()
-                .rev()
-                .copied()
-                .find(|&id| id != self.id && self.members.is_live_candidate(id))
+                .acked_round(id)
+                .is_some_and(|acked| acked >= due)
+        } else {
+            self.members.is_live_candidate(id)
         }
     }
 }

@@ -305,6 +305,13 @@ fn drive_node(
                         );
                         assert_eq!(node.role(), Role::Leader, "command: a refused hand-over");
                     }
+                    Err(bully_core::CommandError::NotLive(named)) => {
+                        assert!(
+                            leading && Some(named) == to && named != node.id(),
+                            "command: hand_over to {to:?} refused as not live"
+                        );
+                        assert_eq!(node.role(), Role::Leader, "command: a refused hand-over");
+                    }
                     Err(bully_core::CommandError::NoSuccessor) => {
                         assert!(
                             leading && to.is_none(),

@@ -167,6 +167,46 @@ fn once_4_is_gone_5_hands_over_to_3_which_elects_first() {
 }
 
 #[test]
+fn once_5_knows_4_is_down_a_hand_over_to_4_is_refused_and_changes_nothing() {
+    // 4 crashes; with a quorum 5 learns it from 4's acknowledgements
+    // stopping, without one it is told ("process 5 notices 4 is down"). A
+    // hand-over to 4 would name a member that never hears it, and the others
+    // would elect only after their staggered timeouts: refused, and 5 leads
+    // on.
+    for config in configs() {
+        let mut sim = scenario::settled(&config, 5, 11).unwrap();
+        sim.crash(NodeId(4)).unwrap();
+        if config.quorum() != Quorum::None {
+            sim.run_for(config.heartbeat_interval() * 3);
+        } else {
+            sim.command(NodeId(5), |node, now| node.suspect(now, NodeId(4)))
+                .unwrap()
+                .unwrap();
+        }
+        let until = sim.now() + sim.settle_bound();
+        let refused = sim
+            .command(NodeId(5), |node, now| {
+                node.hand_over(now, Some(NodeId(4)), until)
+            })
+            .unwrap();
+        assert_eq!(refused, Err(CommandError::NotLive(NodeId(4))), "{config:?}");
+        let five = sim.node(NodeId(5)).unwrap();
+        assert_eq!(five.role(), Role::Leader, "{config:?}");
+        assert_eq!(five.abstaining_until(), None, "{config:?}");
+        let bound = sim.settle_bound();
+        sim.run_for(bound);
+        assert_eq!(sim.agreed_leader(), Some(NodeId(5)), "{config:?}");
+        // 3 is live: the hand-over to it goes through.
+        let handed = sim
+            .command(NodeId(5), |node, now| {
+                node.hand_over(now, Some(NodeId(3)), now + bound)
+            })
+            .unwrap();
+        assert_eq!(handed, Ok(true), "{config:?}");
+    }
+}
+
+#[test]
 fn a_hand_over_names_a_member_that_may_lead() {
     let config = Config::default()
         .with_quorum(Quorum::Majority)

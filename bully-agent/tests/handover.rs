@@ -36,6 +36,15 @@ fn three() -> Cluster {
     cluster
 }
 
+/// 3 starts the job first, and every member agrees it leads; returns its
+/// job's first line.
+fn led_by_3(cluster: &mut Cluster) -> Line {
+    let first = cluster.wait_for_start_above(None, PATIENCE);
+    assert_eq!(first.token.leader.0, 3, "{}", cluster.all_logs());
+    cluster.wait_for_agreement(PATIENCE);
+    first
+}
+
 fn handover(cluster: &Cluster, id: u64, args: &[&str]) -> Output {
     Command::new(AGENT)
         .arg("handover")
@@ -44,6 +53,28 @@ fn handover(cluster: &Cluster, id: u64, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run bully-agent handover")
+}
+
+/// `bully-agent handover ARGS` on `leader` is refused, saying `why`; the
+/// job there never stops and `leader` keeps leading, with no hand-over done.
+fn refused_and_the_job_kept(cluster: &Cluster, leader: u64, args: &[&str], why: &str) {
+    let refused = handover(cluster, leader, args);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains(why), "{said}");
+    std::thread::sleep(Duration::from_millis(STOP_MS + 200));
+    let log = cluster.child_log();
+    assert!(
+        log.intervals().iter().all(|interval| !interval.stopped),
+        "a refused hand-over stopped the job\n{}",
+        cluster.all_logs()
+    );
+    let status = cluster.status(leader).expect("the leader's endpoint");
+    assert_eq!(
+        (status.role.as_str(), status.leader),
+        ("leader", Some(leader))
+    );
+    assert_eq!(status.handover.handed_over, 0);
 }
 
 /// The old job stopped without overlapping the new one; returns the gap
@@ -65,9 +96,7 @@ fn gap_without_overlap(cluster: &Cluster, old: &Line, new: &Line) -> u64 {
 #[test]
 fn process_3_hands_the_job_to_2_and_a_hand_over_it_cannot_honour_is_refused() {
     let cluster = &mut three();
-    let first = cluster.wait_for_start_above(None, PATIENCE);
-    assert_eq!(first.token.leader.0, 3, "{}", cluster.all_logs());
-    cluster.wait_for_agreement(PATIENCE);
+    let first = led_by_3(cluster);
 
     // To 1 while 2 is live: 2 would win the election that follows.
     let refused = handover(cluster, 3, &["--to", "1"]);
@@ -108,9 +137,7 @@ fn process_3_hands_the_job_to_2_and_a_hand_over_it_cannot_honour_is_refused() {
 #[test]
 fn sigterm_on_the_leader_hands_the_job_to_the_next_highest() {
     let cluster = &mut three();
-    let first = cluster.wait_for_start_above(None, PATIENCE);
-    assert_eq!(first.token.leader.0, 3, "{}", cluster.all_logs());
-    cluster.wait_for_agreement(PATIENCE);
+    let first = led_by_3(cluster);
     let status = cluster.terminate(3, PATIENCE);
     assert!(status.success(), "3 left cleanly: {status}");
     let second = cluster.wait_for_start_above(Some(first.token), PATIENCE);
@@ -129,46 +156,18 @@ fn a_lone_member_asked_to_hand_over_keeps_its_job() {
 
     // Nobody could take the job: refused, rather than leaving it to nobody
     // while 1 stays out.
-    let refused = handover(&cluster, 1, &[]);
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "{said}");
-    assert!(said.contains("nobody would take over"), "{said}");
-    std::thread::sleep(Duration::from_millis(STOP_MS + 200));
-    let log = cluster.child_log();
-    assert!(
-        log.intervals().iter().all(|interval| !interval.stopped),
-        "a refused hand-over stopped the job\n{}",
-        cluster.all_logs()
-    );
-    let status = cluster.status(1).expect("1's endpoint");
-    assert_eq!((status.role.as_str(), status.leader), ("leader", Some(1)));
-    assert_eq!(status.handover.handed_over, 0);
+    refused_and_the_job_kept(&cluster, 1, &[], "nobody would take over");
 }
 
 #[test]
 fn a_hand_over_to_a_member_that_is_down_is_refused_and_3_keeps_its_job() {
     let cluster = &mut three();
-    let first = cluster.wait_for_start_above(None, PATIENCE);
-    assert_eq!(first.token.leader.0, 3, "{}", cluster.all_logs());
-    cluster.wait_for_agreement(PATIENCE);
+    led_by_3(cluster);
 
     // 2's machine dies. 3 knows within a few heartbeats: 2 acknowledges
     // none. Named, 2 would never hear it, and 1 would start the job only
     // after its timeout: refused.
     cluster.kill9(2);
     std::thread::sleep(Duration::from_millis(TIMING.leader_timeout_ms / 2));
-    let refused = handover(cluster, 3, &["--to", "2"]);
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "{said}");
-    assert!(said.contains("node 2 is not live"), "{said}");
-    std::thread::sleep(Duration::from_millis(STOP_MS + 200));
-    let log = cluster.child_log();
-    assert!(
-        log.intervals().iter().all(|interval| !interval.stopped),
-        "a refused hand-over stopped the job\n{}",
-        cluster.all_logs()
-    );
-    let status = cluster.status(3).expect("3's endpoint");
-    assert_eq!((status.role.as_str(), status.leader), ("leader", Some(3)));
-    assert_eq!(status.handover.handed_over, 0);
+    refused_and_the_job_kept(cluster, 3, &["--to", "2"], "node 2 is not live");
 }

@@ -79,6 +79,17 @@ fn leader_5_hands_over_to_the_next_highest_well_within_a_leader_timeout() {
     }
 }
 
+/// After a refused hand-over, 5 still leads, does not abstain, and everyone
+/// agrees on it a settle bound later.
+fn five_leads_on_after_a_refusal(config: &Config, sim: &mut Simulation) {
+    let five = sim.node(NodeId(5)).unwrap();
+    assert_eq!(five.role(), Role::Leader, "{config:?}");
+    assert_eq!(five.abstaining_until(), None, "{config:?}");
+    let bound = sim.settle_bound();
+    sim.run_for(bound);
+    assert_eq!(sim.agreed_leader(), Some(NodeId(5)), "{config:?}");
+}
+
 #[test]
 fn a_hand_over_to_3_while_4_is_live_is_refused_and_changes_nothing() {
     for config in configs() {
@@ -97,22 +108,14 @@ fn a_hand_over_to_3_while_4_is_live_is_refused_and_changes_nothing() {
             }),
             "{config:?}"
         );
-        let five = sim.node(NodeId(5)).unwrap();
-        assert_eq!(five.role(), Role::Leader, "{config:?}");
-        assert_eq!(five.abstaining_until(), None, "{config:?}");
-        let bound = sim.settle_bound();
-        sim.run_for(bound);
-        assert_eq!(sim.agreed_leader(), Some(NodeId(5)), "{config:?}");
+        five_leads_on_after_a_refusal(&config, &mut sim);
     }
 }
 
-/// Five members under 5; 4 crashes, and 5 learns it (with a quorum, from
-/// 4's acknowledgements stopping; without, told by `suspect`). Then 5 leaves
-/// the leadership by `leave`; returns how long until 3 leads.
-fn three_leads_after(
-    config: &Config,
-    leave: impl FnOnce(&mut bully_core::Node, std::time::Instant, std::time::Instant) -> bool,
-) -> Duration {
+/// Five members under 5; 4 crashes, and 5 learns it: with a quorum, from
+/// 4's acknowledgements stopping; without, told by `suspect` ("process 5
+/// notices 4 is down").
+fn five_led_by_5_knowing_4_is_down(config: &Config) -> Simulation {
     let mut sim = scenario::settled(config, 5, 11).unwrap();
     sim.crash(NodeId(4)).unwrap();
     if config.quorum() != Quorum::None {
@@ -122,6 +125,16 @@ fn three_leads_after(
             .unwrap()
             .unwrap();
     }
+    sim
+}
+
+/// [`five_led_by_5_knowing_4_is_down`], then 5 leaves the leadership by
+/// `leave`; returns how long until 3 leads.
+fn three_leads_after(
+    config: &Config,
+    leave: impl FnOnce(&mut bully_core::Node, std::time::Instant, std::time::Instant) -> bool,
+) -> Duration {
+    let mut sim = five_led_by_5_knowing_4_is_down(config);
     let until = sim.now() + sim.settle_bound() * 4;
     let left = sim
         .command(NodeId(5), |node, now| leave(node, now, until))
@@ -168,21 +181,11 @@ fn once_4_is_gone_5_hands_over_to_3_which_elects_first() {
 
 #[test]
 fn once_5_knows_4_is_down_a_hand_over_to_4_is_refused_and_changes_nothing() {
-    // 4 crashes; with a quorum 5 learns it from 4's acknowledgements
-    // stopping, without one it is told ("process 5 notices 4 is down"). A
-    // hand-over to 4 would name a member that never hears it, and the others
+    // 4 crashes and 5 learns it. A hand-over to 4 would name a member that never hears it, and the others
     // would elect only after their staggered timeouts: refused, and 5 leads
     // on.
     for config in configs() {
-        let mut sim = scenario::settled(&config, 5, 11).unwrap();
-        sim.crash(NodeId(4)).unwrap();
-        if config.quorum() != Quorum::None {
-            sim.run_for(config.heartbeat_interval() * 3);
-        } else {
-            sim.command(NodeId(5), |node, now| node.suspect(now, NodeId(4)))
-                .unwrap()
-                .unwrap();
-        }
+        let mut sim = five_led_by_5_knowing_4_is_down(&config);
         let until = sim.now() + sim.settle_bound();
         let refused = sim
             .command(NodeId(5), |node, now| {
@@ -190,13 +193,9 @@ fn once_5_knows_4_is_down_a_hand_over_to_4_is_refused_and_changes_nothing() {
             })
             .unwrap();
         assert_eq!(refused, Err(CommandError::NotLive(NodeId(4))), "{config:?}");
-        let five = sim.node(NodeId(5)).unwrap();
-        assert_eq!(five.role(), Role::Leader, "{config:?}");
-        assert_eq!(five.abstaining_until(), None, "{config:?}");
-        let bound = sim.settle_bound();
-        sim.run_for(bound);
-        assert_eq!(sim.agreed_leader(), Some(NodeId(5)), "{config:?}");
+        five_leads_on_after_a_refusal(&config, &mut sim);
         // 3 is live: the hand-over to it goes through.
+        let bound = sim.settle_bound();
         let handed = sim
             .command(NodeId(5), |node, now| {
                 node.hand_over(now, Some(NodeId(3)), now + bound)

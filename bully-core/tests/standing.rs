@@ -779,6 +779,14 @@ fn process_3_that_stepped_aside_answers_the_election_its_probe_waits_for_once_it
                 .all(|&(_, kind)| kind == "other"),
             "its Resign only"
         );
+        // Meanwhile the others elect without it: 2's Election gets no answer.
+        let next = Term(node.term().0 + 1);
+        node.handle_message(at, NodeId(2), Message::Election { term: next });
+        assert!(
+            drain(&mut node).is_empty(),
+            "hands over {hands_over}: 3 stands aside"
+        );
+        let dropped_aside = node.stats().dropped[DropReason::Outdated];
         // 3 stands again: a probe, in its own term.
         let mut now = at;
         let mut sent = Vec::new();
@@ -808,6 +816,10 @@ fn process_3_that_stepped_aside_answers_the_election_its_probe_waits_for_once_it
                 .any(|t| t.to == NodeId(1) && t.message == Message::Answer { term: newer }),
             "hands over {hands_over}: 3 answers 1's Election: {sent:?}"
         );
-        assert_eq!(node.stats().dropped[DropReason::Outdated], 0);
+        assert_eq!(
+            node.stats().dropped[DropReason::Outdated],
+            dropped_aside,
+            "hands over {hands_over}: 3 dropped nothing more once it stood"
+        );
     }
 }
